@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every difference between the supported kernels lives here, so the rest of
+ * pwthrottle reads like one kernel's code. Supported: Debian 12's 6.1 and
+ * bookworm-backports' 6.12.
+ */
+#ifndef _PWT_COMPAT_H
+#define _PWT_COMPAT_H
+
+#include <linux/ftrace.h>
+#include <linux/sysctl.h>
+#include <linux/writeback.h>
+
+/*
+ * Versions are told apart by what the headers provide, not by version
+ * numbers, so a distribution kernel with backports builds right too.
+ */
+#ifndef BDP_ASYNC
+#error "pwthrottle needs balance_dirty_pages_ratelimited_flags() (Linux 6.1 or later)"
+#endif
+
+/*
+ * Redirecting a traced function: struct ftrace_regs became opaque in 6.12
+ * and the setter was renamed with it. Both are macros, so test for the new one.
+ */
+#ifdef ftrace_regs_set_instruction_pointer
+#define pwt_ftrace_set_ip(fregs, ip) ftrace_regs_set_instruction_pointer(fregs, ip)
+#else
+#define pwt_ftrace_set_ip(fregs, ip) ftrace_instruction_pointer_set(fregs, ip)
+#endif
+
+/*
+ * Sysctl tables: on 6.1 the walker stops at an empty entry. From 6.6
+ * register_sysctl() is a macro passing ARRAY_SIZE(), and from 6.11 an empty
+ * entry is rejected ("procname is null"); so no sentinel where it is a macro.
+ */
+#ifdef register_sysctl
+#define PWT_SYSCTL_END
+#else
+#define PWT_SYSCTL_END { }
+#endif
+
+/*
+ * proc_handler takes a const table from 6.11 on. Kbuild looks at the
+ * prototype in the kernel's sysctl.h and defines PWT_HAVE_CONST_CTL_TABLE.
+ */
+#ifdef PWT_HAVE_CONST_CTL_TABLE
+#define PWT_CTL_TABLE const struct ctl_table
+#else
+#define PWT_CTL_TABLE struct ctl_table
+#endif
+
+#endif /* _PWT_COMPAT_H */

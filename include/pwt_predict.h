@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The prediction and the decision of pwthrottle, in plain C.
+ *
+ * Nothing here knows about the kernel: time is an abstract tick count that
+ * wraps (jiffies in the module), memory is counted in pages. The same source
+ * (module/predict.c) is compiled into the module and into the host unit
+ * tests, which run it under ASan/UBSan.
+ */
+#ifndef _PWT_PREDICT_H
+#define _PWT_PREDICT_H
+
+#ifdef __KERNEL__
+#include <linux/types.h>
+#else
+#include <stdbool.h>
+#include <stdint.h>
+#include <limits.h>
+typedef unsigned long long u64;
+#endif
+
+/*
+ * struct pwt_pred - one task's decaying count of the pages it dirtied
+ * @future_dirty: pages the task is predicted to dirty in the near future
+ * @last_decay: tick at which the current window started
+ *
+ * Every page the task dirties adds one to @future_dirty and every window
+ * (dirty_ratio_centisecs) halves it. A task dirtying r pages per window
+ * converges to future_dirty = r + r/2 + r/4 + ... = 2r: the prediction is
+ * what the task would dirty over the next two windows at its recent rate.
+ */
+struct pwt_pred {
+	u64 future_dirty;
+	unsigned long last_decay;
+};
+
+/* Start a prediction at tick @now: a new task is predicted to dirty nothing. */
+void pwt_pred_init(struct pwt_pred *p, unsigned long now);
+
+/*
+ * Halve @p once for every whole @window ticks elapsed since the window began,
+ * then add @pages. @window == 0 means the feature is off: nothing changes.
+ * Safe across tick wrap-around; a gap longer than half the tick range (a task
+ * that slept for ~25 days on 32-bit jiffies) is treated as "long ago".
+ */
+void pwt_pred_account(struct pwt_pred *p, unsigned long now,
+		      unsigned long window, u64 pages);
+
+/*
+ * Pages per second the prediction corresponds to: future_dirty is about two
+ * windows' worth, so rate = future / (2 * window) windows, in pages/s given
+ * @hz ticks per second.
+ */
+u64 pwt_pred_rate(const struct pwt_pred *p, unsigned long window,
+		  unsigned long hz);
+
+/* The system-wide numbers a decision is made against, all in pages. */
+struct pwt_global {
+	u64 nr_dirty;		/* NR_FILE_DIRTY */
+	u64 nr_writeback;	/* NR_WRITEBACK */
+	u64 dirty_thresh;	/* the kernel's live vm.dirty_ratio/bytes limit */
+};
+
+/*
+ * Is the task whose prediction is @future_dirty a predicted over-dirtier?
+ * Yes when the dirty memory it is about to add would take the system over the
+ * dirty threshold, and there is dirty memory it could write: with none, no
+ * amount of writeback helps, and insisting is what wedged the 2005 patch.
+ */
+bool pwt_over(const struct pwt_global *g, u64 future_dirty);
+
+/*
+ * The kernel's global dirty threshold (mm/page-writeback.c,
+ * domain_dirty_limits()), rebuilt from its inputs so the module never has to
+ * call an unexported function:
+ *   @dirtyable: free pages above the reserves plus file LRU pages
+ *   @ratio:     vm.dirty_ratio (percent), used when @bytes is 0
+ *   @bytes:     vm.dirty_bytes
+ *   @page_size: bytes per page
+ */
+u64 pwt_dirty_thresh(u64 dirtyable, unsigned int ratio, u64 bytes,
+		     unsigned int page_size);
+
+/* Pages dirtied between two readings of a task's dirtied-pages counter. */
+u64 pwt_dirtied_delta(int before, int now);
+
+#endif /* _PWT_PREDICT_H */

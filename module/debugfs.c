@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pwthrottle debugfs: /sys/kernel/debug/pwthrottle/{tasks,stats}.
+ *
+ * Read-only (0444, no write/ioctl/mmap) because under Secure Boot lockdown
+ * debugfs refuses to open anything else. Knobs live in sysctl and module
+ * parameters instead.
+ */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+#include <linux/hashtable.h>
+#include <linux/jiffies.h>
+#include <linux/mm.h>
+#include "pwthrottle.h"
+
+static struct dentry *pwt_debugfs_dir;
+
+static unsigned long pwt_window_jiffies(void)
+{
+	return msecs_to_jiffies(READ_ONCE(pwt_ratio_centisecs) * 10);
+}
+
+static int pwt_tasks_show(struct seq_file *m, void *v)
+{
+	unsigned long window = pwt_window_jiffies();
+	struct pwt_task *t;
+	struct pwt_pred pred;
+	int bkt;
+
+	seq_puts(m, "pid\ttgid\tcomm\tfuture_pages\trate_kbps\tover\tthrottles\tforced_pages\tthrottled_ms\n");
+	rcu_read_lock();
+	hash_for_each_rcu(pwt_tasks_hash, bkt, t, node) {
+		/*
+		 * Show the prediction as of now, decayed, without touching the
+		 * entry: only its owner writes it.
+		 */
+		pred.future_dirty = READ_ONCE(t->pred.future_dirty);
+		pred.last_decay = READ_ONCE(t->pred.last_decay);
+		pwt_pred_account(&pred, jiffies, window, 0);
+		seq_printf(m, "%d\t%d\t%s\t%llu\t%llu\t%d\t%llu\t%llu\t%llu\n",
+			   t->pid, t->tgid, t->comm, pred.future_dirty,
+			   pwt_pred_rate(&pred, window, HZ) * (PAGE_SIZE / 1024),
+			   READ_ONCE(t->over), READ_ONCE(t->throttles),
+			   READ_ONCE(t->forced_pages),
+			   div_u64(READ_ONCE(t->throttled_ns), NSEC_PER_MSEC));
+	}
+	rcu_read_unlock();
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pwt_tasks);
+
+static int pwt_stats_show(struct seq_file *m, void *v)
+{
+	struct pwt_vm_sysctls vm;
+	struct pwt_global g;
+	struct pwt_stats s;
+
+	pwt_stats_sum(&s);
+	pwt_read_global(&g);
+	pwt_vm_sysctls(&vm);
+	seq_printf(m, "calls %llu\n", s.calls);
+	seq_printf(m, "checks %llu\n", s.checks);
+	seq_printf(m, "throttles %llu\n", s.throttles);
+	seq_printf(m, "forced_pages %llu\n", s.forced_pages);
+	seq_printf(m, "async_eagain %llu\n", s.async_eagain);
+	seq_printf(m, "skipped %llu\n", s.skipped);
+	seq_printf(m, "drops %llu\n", s.drops);
+	seq_printf(m, "tasks %u\n", pwt_tasks_count());
+	seq_printf(m, "max_tasks %u\n", READ_ONCE(pwt_max_tasks.val));
+	seq_printf(m, "dirty_ratio_centisecs %d\n", READ_ONCE(pwt_ratio_centisecs));
+	seq_printf(m, "nr_dirty %llu\n", g.nr_dirty);
+	seq_printf(m, "nr_writeback %llu\n", g.nr_writeback);
+	seq_printf(m, "dirty_thresh %llu\n", g.dirty_thresh);
+	seq_printf(m, "vm_dirty_ratio %u\n", vm.dirty_ratio);
+	seq_printf(m, "vm_dirty_bytes %lu\n", vm.dirty_bytes);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(pwt_stats);
+
+void pwt_debugfs_init(void)
+{
+	/* debugfs failures are not fatal: throttling works without them. */
+	pwt_debugfs_dir = debugfs_create_dir("pwthrottle", NULL);
+	debugfs_create_file("tasks", 0444, pwt_debugfs_dir, NULL, &pwt_tasks_fops);
+	debugfs_create_file("stats", 0444, pwt_debugfs_dir, NULL, &pwt_stats_fops);
+}
+
+void pwt_debugfs_exit(void)
+{
+	debugfs_remove_recursive(pwt_debugfs_dir);
+}

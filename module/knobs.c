@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pwthrottle knobs: vm.dirty_ratio_centisecs, the module parameters, and the
+ * kernel's live dirty threshold.
+ *
+ * The threshold is the one balance_dirty_pages() enforces, rebuilt from
+ * exported inputs: global_dirty_limits() is not exported and on IBT kernels
+ * (6.12) its ENDBR is sealed, so calling it through a looked-up pointer
+ * would BUG. Its inputs are the vm.dirty_ratio/dirty_bytes sysctls, which
+ * are only readable through procfs, and the vmstat counters and node
+ * reserves, which are exported. A delayed work re-reads the sysctls twice a
+ * second, so a change is tracked within a second; the counters are read at
+ * each decision.
+ */
+#include <linux/module.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/vmstat.h>
+#include <linux/nodemask.h>
+#include <linux/workqueue.h>
+#include <linux/kernel.h>
+#include <linux/sysctl.h>
+#include "pwt_compat.h"
+#include "pwthrottle.h"
+
+/* 5 s: the 2005 patch's default prediction window. */
+#define PWT_RATIO_CENTISECS_DEFAULT 500
+/* One hour: a longer window predicts nothing useful and risks overflow. */
+#define PWT_RATIO_CENTISECS_MAX 360000
+
+int pwt_ratio_centisecs = PWT_RATIO_CENTISECS_DEFAULT;
+static int pwt_ratio_centisecs_max = PWT_RATIO_CENTISECS_MAX;
+
+/*
+ * The kernel's own defaults, used until the first read of procfs succeeds
+ * (and forever if procfs is not mounted at /proc, which we warn about).
+ */
+static struct pwt_vm_sysctls pwt_vm = { .dirty_ratio = 20 };
+static DEFINE_SPINLOCK(pwt_vm_lock);
+
+/* Sysctl refresh every 500 ms; task sweep every 20th refresh (10 s). */
+#define PWT_REFRESH_MS 500
+#define PWT_SWEEP_EVERY 20
+static void pwt_refresh_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(pwt_refresh_work, pwt_refresh_fn);
+static unsigned int pwt_refresh_count;
+static bool pwt_refresh_stop;
+
+static int pwt_read_proc_ulong(const char *path, unsigned long *val)
+{
+	char buf[32];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0)
+		return n < 0 ? n : -EIO;
+	buf[n] = '\0';
+	return kstrtoul(strim(buf), 10, val);
+}
+
+void pwt_refresh_vm_sysctls(void)
+{
+	static bool warned;
+	unsigned long ratio, bytes, reserve = 0;
+	int nid, err;
+
+	err = pwt_read_proc_ulong("/proc/sys/vm/dirty_ratio", &ratio);
+	if (!err)
+		err = pwt_read_proc_ulong("/proc/sys/vm/dirty_bytes", &bytes);
+	if (err && !warned) {
+		warned = true;
+		pr_warn("cannot read /proc/sys/vm/dirty_{ratio,bytes} (%d); assuming dirty_ratio=%u\n",
+			err, pwt_vm.dirty_ratio);
+	}
+	/*
+	 * calculate_totalreserve_pages() keeps the per-node sums exact; their
+	 * total is the unexported totalreserve_pages.
+	 */
+	for_each_online_node(nid)
+		reserve += NODE_DATA(nid)->totalreserve_pages;
+
+	spin_lock(&pwt_vm_lock);
+	if (!err) {
+		pwt_vm.dirty_ratio = min(ratio, 100UL);
+		pwt_vm.dirty_bytes = bytes;
+	}
+	pwt_vm.totalreserve = reserve;
+	spin_unlock(&pwt_vm_lock);
+}
+
+void pwt_vm_sysctls(struct pwt_vm_sysctls *out)
+{
+	spin_lock(&pwt_vm_lock);
+	*out = pwt_vm;
+	spin_unlock(&pwt_vm_lock);
+}
+
+/* global_dirtyable_memory() + domain_dirty_limits(), as of 6.1 and 6.12. */
+u64 pwt_global_thresh(void)
+{
+	unsigned long free = global_zone_page_state(NR_FREE_PAGES);
+	struct pwt_vm_sysctls vm;
+	u64 dirtyable;
+
+	pwt_vm_sysctls(&vm);
+	free -= min(free, vm.totalreserve);
+	dirtyable = (u64)free + global_node_page_state(NR_INACTIVE_FILE) +
+		    global_node_page_state(NR_ACTIVE_FILE) + 1;
+	return pwt_dirty_thresh(dirtyable, vm.dirty_ratio, vm.dirty_bytes,
+				PAGE_SIZE);
+}
+
+void pwt_read_global(struct pwt_global *g)
+{
+	g->nr_dirty = global_node_page_state(NR_FILE_DIRTY);
+	g->nr_writeback = global_node_page_state(NR_WRITEBACK);
+	g->dirty_thresh = pwt_global_thresh();
+}
+
+static void pwt_refresh_fn(struct work_struct *work)
+{
+	pwt_refresh_vm_sysctls();
+	if (++pwt_refresh_count % PWT_SWEEP_EVERY == 0)
+		pwt_tasks_sweep();
+	if (!READ_ONCE(pwt_refresh_stop))
+		schedule_delayed_work(&pwt_refresh_work,
+				      msecs_to_jiffies(PWT_REFRESH_MS));
+}
+
+/*
+ * vm.dirty_ratio_centisecs. proc_dointvec_minmax() already rejects values
+ * out of range and garbage with -EINVAL; it accepts a write with no number
+ * in it ("\n") as a successful no-op, which hides typos, so we reject that
+ * too. Parsing into a copy also means readers never see a half-done store.
+ */
+static int pwt_sysctl_handler(PWT_CTL_TABLE *table, int write,
+			      void *buffer, size_t *lenp, loff_t *ppos)
+{
+	struct ctl_table tmp = *table;
+	int val = READ_ONCE(pwt_ratio_centisecs);
+	int ret;
+
+	if (!write)
+		return proc_dointvec(table, write, buffer, lenp, ppos);
+	val = -1;
+	tmp.data = &val;
+	ret = proc_dointvec_minmax(&tmp, write, buffer, lenp, ppos);
+	if (ret)
+		return ret;
+	if (val < 0)
+		return -EINVAL;
+	WRITE_ONCE(pwt_ratio_centisecs, val);
+	return 0;
+}
+
+static struct ctl_table pwt_sysctls[] = {
+	{
+		.procname	= "dirty_ratio_centisecs",
+		.data		= &pwt_ratio_centisecs,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= pwt_sysctl_handler,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= &pwt_ratio_centisecs_max,
+	},
+	PWT_SYSCTL_END
+};
+
+static struct ctl_table_header *pwt_sysctl_header;
+
+/*
+ * Module parameters. Each is a struct pwt_knob carrying its range, so one
+ * set of ops validates them all: a value outside the range, a negative or
+ * non-numeric string, or an empty one is rejected with -EINVAL and the old
+ * value stays.
+ */
+static int pwt_knob_set(const char *val, const struct kernel_param *kp)
+{
+	struct pwt_knob *k = kp->arg;
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || v < k->min || v > k->max) {
+		pr_info_ratelimited("%s: rejected '%.32s': want %u..%u\n",
+				    kp->name, val, k->min, k->max);
+		return -EINVAL;
+	}
+	WRITE_ONCE(k->val, v);
+	return 0;
+}
+
+static int pwt_knob_get(char *buf, const struct kernel_param *kp)
+{
+	const struct pwt_knob *k = kp->arg;
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(k->val));
+}
+
+static const struct kernel_param_ops pwt_knob_ops = {
+	.set = pwt_knob_set,
+	.get = pwt_knob_get,
+};
+
+/* Table size bound: memory is at most max_tasks * sizeof(struct pwt_task). */
+struct pwt_knob pwt_max_tasks = { .val = 4096, .min = 1, .max = 1 << 20 };
+module_param_cb(max_tasks, &pwt_knob_ops, &pwt_max_tasks, 0644);
+MODULE_PARM_DESC(max_tasks,
+		 "Most tasks tracked at once; beyond it new writers are not throttled (1..1048576, default 4096)");
+
+/*
+ * 32 pages is the kernel's starting nr_dirtied_pause: decide about as often
+ * as balance_dirty_pages() would look at a new task.
+ */
+struct pwt_knob pwt_ratelimit_pages = { .val = 32, .min = 1, .max = 65536 };
+module_param_cb(ratelimit_pages, &pwt_knob_ops, &pwt_ratelimit_pages, 0644);
+MODULE_PARM_DESC(ratelimit_pages,
+		 "Pages a task dirties between two decisions (1..65536, default 32; 8 once over)");
+
+/*
+ * 2 MiB: large enough for efficient I/O, small enough that one chunk at
+ * 20 MB/s completes within the kernel's 200 ms maximum pause.
+ */
+struct pwt_knob pwt_write_chunk_pages = { .val = 512, .min = 16, .max = 65536 };
+module_param_cb(write_chunk_pages, &pwt_knob_ops, &pwt_write_chunk_pages, 0644);
+MODULE_PARM_DESC(write_chunk_pages,
+		 "Pages an over-dirtier dirties between forced writebacks (16..65536, default 512)");
+
+/* The kernel's MAX_PAUSE: no task waits longer in one throttle. */
+struct pwt_knob pwt_max_pause_ms = { .val = 200, .min = 1, .max = 10000 };
+module_param_cb(max_pause_ms, &pwt_knob_ops, &pwt_max_pause_ms, 0644);
+MODULE_PARM_DESC(max_pause_ms,
+		 "Longest wait of one forced writeback, ms (1..10000, default 200)");
+
+/* The window is also a parameter so modprobe.d can set it before any write. */
+static int pwt_window_set(const char *val, const struct kernel_param *kp)
+{
+	int v;
+
+	if (kstrtoint(val, 0, &v) || v < 0 || v > PWT_RATIO_CENTISECS_MAX) {
+		pr_info_ratelimited("%s: rejected '%.32s': want 0..%d\n",
+				    kp->name, val, PWT_RATIO_CENTISECS_MAX);
+		return -EINVAL;
+	}
+	WRITE_ONCE(pwt_ratio_centisecs, v);
+	return 0;
+}
+
+static const struct kernel_param_ops pwt_window_ops = {
+	.set = pwt_window_set,
+	.get = param_get_int,
+};
+module_param_cb(dirty_ratio_centisecs, &pwt_window_ops, &pwt_ratio_centisecs, 0644);
+MODULE_PARM_DESC(dirty_ratio_centisecs,
+		 "Prediction window in 1/100 s, as vm.dirty_ratio_centisecs (0 = off, ..360000, default 500)");
+
+int pwt_knobs_init(void)
+{
+	pwt_refresh_vm_sysctls();
+	pwt_sysctl_header = register_sysctl("vm", pwt_sysctls);
+	if (!pwt_sysctl_header) {
+		pr_err("cannot register vm.dirty_ratio_centisecs (already present?)\n");
+		return -EEXIST;
+	}
+	schedule_delayed_work(&pwt_refresh_work, msecs_to_jiffies(PWT_REFRESH_MS));
+	return 0;
+}
+
+void pwt_knobs_exit(void)
+{
+	WRITE_ONCE(pwt_refresh_stop, true);
+	cancel_delayed_work_sync(&pwt_refresh_work);
+	unregister_sysctl_table(pwt_sysctl_header);
+}

@@ -1,0 +1,404 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pwthrottle: per-task predictive write throttling, as a module.
+ *
+ * The stock kernel throttles dirtiers only when the system as a whole is
+ * close to its dirty limit, and then it paces every dirtier on the device
+ * alike. One write hog (cp, untar, rsync to a USB stick) therefore fills the
+ * dirty budget and every other writer, however small, is paced with it: the
+ * "USB-stick stall". A 10 MB write that should take milliseconds takes
+ * seconds.
+ *
+ * Andrea Arcangeli's 2005 idea (per-task-predictive-write-throttling-1) is to
+ * make the test "too many dirty pages?" per task and forward-looking:
+ *
+ *   nr_dirty + nr_writeback + future_dirty(task) > dirty_thresh
+ *
+ * where future_dirty is a decaying count of the pages the task dirtied: +1
+ * per page, halved every dirty_ratio_centisecs (default 5 s). At a steady r
+ * pages per window it converges to 2r, what the task will dirty over the
+ * next two windows if it keeps going. A hog's prediction alone exceeds the
+ * threshold, so it is caught before it has filled memory; a task that writes
+ * 10 MB now and then has a small prediction and passes.
+ *
+ * A predicted over-dirtier pays for what it dirties by writing back: every
+ * write_chunk_pages pages it dirties, it starts writeback of twice that
+ * much of the file it is writing (twice, so a backlog built up before the
+ * prediction caught up drains), then waits, killably and for at most
+ * max_pause_ms, for its previous chunk to reach the disk. Its dirty
+ * footprint stays about two chunks, it keeps the device busy with exactly
+ * one chunk in flight while it dirties the next, and so it loses no
+ * bandwidth: a device-bound writer gains nothing from dirtying more memory
+ * than the device can absorb. The dirty budget stays free for light writers,
+ * which run at memory speed. Without dirty memory to write, nobody is
+ * throttled: the "!nr_reclaimable" escape that kept 2005's version from
+ * wedging lone writers.
+ *
+ * Where pwthrottle sits: every caller that dirties page cache calls
+ * balance_dirty_pages_ratelimited_flags() (balance_dirty_pages_ratelimited()
+ * is a tail jump into it). An ftrace ops with IPMODIFY on its entry sends
+ * every call to pwt_balance_dirty_pages(), which accounts, maybe throttles,
+ * and then calls the original so the stock throttle still applies after
+ * ours. The call from the wrapper is recognised by its return address
+ * (within_module()) and let through.
+ *
+ * Counting: current->nr_dirtied grows by folio_nr_pages() on every clean to
+ * dirty transition and is reset only inside the original function, so the
+ * difference between its value now and after our previous call is exactly
+ * the pages dirtied in between, large folios included. (ioac.write_bytes
+ * would also count O_DIRECT and never shrinks on redirty.)
+ *
+ * Costs on the hot path: an SRCU read lock (per-CPU), an RCU hash lookup by
+ * pid, and a few adds on the task's own entry; every ratelimit_pages pages a
+ * decision reads four vmstat counters. No shared cacheline is written per
+ * call: statistics are per CPU.
+ *
+ * Where pwthrottle stays out of the way (pass straight through):
+ * dirty_ratio_centisecs == 0; BDP_ASYNC callers (io_uring NOWAIT) are never
+ * made to sleep, they get -EAGAIN when they would have been throttled and
+ * retry from io-wq; tasks holding a journal handle or running with
+ * NOFS/NOIO/LOCAL_THROTTLE (loop, nfsd); exiting tasks; inodes that are not
+ * regular files or whose bdi does not write back; filesystems without a
+ * block device of their own (NFS, FUSE, ...) and cluster filesystems; page
+ * faults that may hold mmap_lock; re-entry from our own writeback.
+ *
+ * Errors: writeback errors are recorded in the mapping by the filesystem and
+ * we never clear them (no filemap_check_errors(), no fdatawait that
+ * consumes), so the application's fsync() still sees them.
+ */
+#include <linux/module.h>
+#include <linux/ftrace.h>
+#include <linux/writeback.h>
+#include <linux/backing-dev.h>
+#include <linux/pagemap.h>
+#include <linux/srcu.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/mm.h>
+#include <linux/mmap_lock.h>
+#include <linux/ktime.h>
+#include <linux/fs.h>
+#include "pwt_compat.h"
+#include "pwthrottle.h"
+
+/* Decide every 8 pages once over, like the stock dirty_exceeded ratelimit. */
+#define PWT_OVER_RATELIMIT 8
+/* Poll the previous chunk every jiffy (4 ms at Debian's HZ=250). */
+#define PWT_POLL_JIFFIES 1
+
+DEFINE_PER_CPU(struct pwt_stats, pwt_stats);
+DEFINE_STATIC_SRCU(pwt_srcu);
+static bool pwt_unloading;
+
+void pwt_stats_sum(struct pwt_stats *sum)
+{
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct pwt_stats *s = per_cpu_ptr(&pwt_stats, cpu);
+
+		sum->calls += READ_ONCE(s->calls);
+		sum->checks += READ_ONCE(s->checks);
+		sum->throttles += READ_ONCE(s->throttles);
+		sum->forced_pages += READ_ONCE(s->forced_pages);
+		sum->async_eagain += READ_ONCE(s->async_eagain);
+		sum->skipped += READ_ONCE(s->skipped);
+		sum->drops += READ_ONCE(s->drops);
+	}
+}
+
+static unsigned long pwt_window(void)
+{
+	return msecs_to_jiffies(READ_ONCE(pwt_ratio_centisecs) * 10);
+}
+
+/* Is it safe to start and wait for writeback of @mapping from here? */
+static bool pwt_may_writeback(struct address_space *mapping)
+{
+	struct inode *inode = mapping->host;
+	struct mm_struct *mm = current->mm;
+	const char *fs;
+
+	/* A transaction is open: writeback would nest a second one. */
+	if (current->journal_info)
+		return false;
+	/* The caller forbids I/O or recursion into the fs (loop, nfsd). */
+	if (current->flags & (PF_MEMALLOC_NOFS | PF_MEMALLOC_NOIO | PF_LOCAL_THROTTLE))
+		return false;
+	/* btrfs' btree inode, block devices: not ours to write. */
+	if (!inode || !S_ISREG(inode->i_mode) || !mapping_can_writeback(mapping))
+		return false;
+	/*
+	 * Only local block filesystems: on NFS/FUSE/CIFS the server may be the
+	 * writer or may hang; cluster filesystems hold cross-node locks here.
+	 */
+	if (!(inode->i_sb->s_type->fs_flags & FS_REQUIRES_DEV))
+		return false;
+	fs = inode->i_sb->s_type->name;
+	if (!strcmp(fs, "gfs2") || !strcmp(fs, "ocfs2"))
+		return false;
+	/*
+	 * A write fault may reach us with mmap_lock (read) still held. We
+	 * cannot tell whose hold it is, so any holder means "not now": the
+	 * next decision will catch the task in a write() instead.
+	 */
+	if (mm && rwsem_is_locked(&mm->mmap_lock))
+		return false;
+	return true;
+}
+
+static bool pwt_range_under_writeback(struct address_space *mapping,
+				      pgoff_t start, pgoff_t end)
+{
+	unsigned long index = start;
+
+	/* A tagged xarray search: O(log n), not a walk over the pages. */
+	return end > start &&
+	       xa_find(&mapping->i_pages, &index, end - 1, PAGECACHE_TAG_WRITEBACK);
+}
+
+/*
+ * Wait until the chunk our previous forced writeback started is on disk, the
+ * task is no longer over, it is killed, rmmod begins, or max_pause_ms passes.
+ * Killable and bounded like the kernel's own pause in balance_dirty_pages().
+ */
+static void pwt_wait_prev_chunk(struct pwt_task *t, struct address_space *mapping)
+{
+	unsigned long deadline = jiffies +
+		msecs_to_jiffies(READ_ONCE(pwt_max_pause_ms.val));
+	struct pwt_global g;
+
+	if (t->prev_mapping != mapping)
+		return;
+	while (pwt_range_under_writeback(mapping, t->prev_start, t->prev_end)) {
+		if (fatal_signal_pending(current) || READ_ONCE(pwt_unloading) ||
+		    time_after_eq(jiffies, deadline))
+			break;
+		pwt_read_global(&g);
+		if (!pwt_over(&g, t->pred.future_dirty))
+			break;
+		__set_current_state(TASK_KILLABLE);
+		io_schedule_timeout(PWT_POLL_JIFFIES);
+	}
+}
+
+static void pwt_force_writeback(struct pwt_task *t, struct address_space *mapping)
+{
+	long chunk = READ_ONCE(pwt_write_chunk_pages.val);
+	struct writeback_control wbc = {
+		.sync_mode	= WB_SYNC_NONE,
+		.nr_to_write	= 2 * chunk,
+		.range_cyclic	= 1,
+		.range_start	= 0,
+		.range_end	= LLONG_MAX,
+	};
+	pgoff_t start, end;
+	u64 t0 = ktime_get_ns();
+	long written;
+
+	t->busy = true;
+	start = READ_ONCE(mapping->writeback_index);
+	/*
+	 * The return value is deliberately unused: an I/O error is recorded in
+	 * the mapping (mapping_set_error()) for the application's fsync() to
+	 * report, and nothing here consumes it.
+	 */
+	filemap_fdatawrite_wbc(mapping, &wbc);
+	end = READ_ONCE(mapping->writeback_index);
+	written = max(2 * chunk - wbc.nr_to_write, 0L);
+
+	pwt_wait_prev_chunk(t, mapping);
+
+	/*
+	 * Cyclic writeback went from the old writeback_index towards EOF; if
+	 * it wrapped, the chunk spans the whole file.
+	 */
+	t->prev_mapping = mapping;
+	t->prev_start = end > start ? start : 0;
+	t->prev_end = end > start ? end : ULONG_MAX;
+	t->busy = false;
+
+	t->since_writeback = 0;
+	WRITE_ONCE(t->throttles, t->throttles + 1);
+	WRITE_ONCE(t->forced_pages, t->forced_pages + written);
+	WRITE_ONCE(t->throttled_ns, t->throttled_ns + ktime_get_ns() - t0);
+	pwt_stat_add(throttles, 1);
+	pwt_stat_add(forced_pages, written);
+}
+
+/*
+ * Account the pages current dirtied since our last call and, every
+ * ratelimit pages, decide. Returns 0 to go on to the stock throttle, or
+ * -EAGAIN for a BDP_ASYNC caller we would have made to wait. *@tp is set
+ * to the task's entry so the wrapper can record nr_dirtied afterwards.
+ */
+static int pwt_throttle(struct address_space *mapping, unsigned int flags,
+			struct pwt_task **tp)
+{
+	struct task_struct *tsk = current;
+	struct pwt_global g;
+	struct pwt_task *t;
+	unsigned int limit;
+	u64 delta;
+
+	if (tsk->flags & PF_EXITING)
+		return 0;
+	pwt_stat_add(calls, 1);
+	t = pwt_task_get();
+	if (!t)
+		return 0;
+	*tp = t;
+	if (t->busy)
+		return 0;
+
+	delta = pwt_dirtied_delta(t->nr_dirtied_seen, tsk->nr_dirtied);
+	pwt_pred_account(&t->pred, jiffies, pwt_window(), delta);
+	t->since_check = min_t(u64, (u64)t->since_check + delta, UINT_MAX);
+	t->since_writeback = min_t(u64, (u64)t->since_writeback + delta, UINT_MAX);
+
+	limit = t->over ? PWT_OVER_RATELIMIT : READ_ONCE(pwt_ratelimit_pages.val);
+	if (likely(t->since_check < limit))
+		return 0;
+	t->since_check = 0;
+	pwt_stat_add(checks, 1);
+
+	pwt_read_global(&g);
+	WRITE_ONCE(t->over, pwt_over(&g, t->pred.future_dirty));
+	if (!t->over || t->since_writeback < READ_ONCE(pwt_write_chunk_pages.val))
+		return 0;
+	if (flags & BDP_ASYNC) {
+		pwt_stat_add(async_eagain, 1);
+		return -EAGAIN;
+	}
+	if (!pwt_may_writeback(mapping)) {
+		pwt_stat_add(skipped, 1);
+		return 0;
+	}
+	pwt_force_writeback(t, mapping);
+	return 0;
+}
+
+/*
+ * Where every call to balance_dirty_pages_ratelimited_flags() lands. Runs
+ * in the dirtier's context, sleepable unless BDP_ASYNC, with i_rwsem and
+ * sb freeze protection typically held (see pwt_may_writeback()).
+ *
+ * The SRCU read section is what rmmod waits for. It must also enclose the
+ * call to the original: its return address is in our text. The store after
+ * that call keeps the compiler from turning it into a tail jump, which would
+ * make within_module() miss it and loop through the hook forever.
+ */
+static int pwt_balance_dirty_pages(struct address_space *mapping,
+				   unsigned int flags)
+{
+	struct pwt_task *t = NULL;
+	int idx, ret = 0;
+
+	idx = srcu_read_lock(&pwt_srcu);
+	if (READ_ONCE(pwt_ratio_centisecs) && !READ_ONCE(pwt_unloading))
+		ret = pwt_throttle(mapping, flags, &t);
+	if (!ret)
+		ret = balance_dirty_pages_ratelimited_flags(mapping, flags);
+	if (t)
+		t->nr_dirtied_seen = current->nr_dirtied;
+	srcu_read_unlock(&pwt_srcu, idx);
+	return ret;
+}
+
+/*
+ * The ftrace callback: atomic, so it only redirects. Calls coming from our
+ * own wrapper run the original.
+ */
+static void notrace pwt_ftrace_thunk(unsigned long ip, unsigned long parent_ip,
+				     struct ftrace_ops *ops, struct ftrace_regs *fregs)
+{
+	if (!within_module(parent_ip, THIS_MODULE))
+		pwt_ftrace_set_ip(fregs, (unsigned long)pwt_balance_dirty_pages);
+}
+
+/*
+ * IPMODIFY: we change where the function goes; only one such user per
+ * function. PERMANENT: "sysctl kernel.ftrace_enabled=0" would otherwise
+ * silently disable us; with it, that sysctl fails while we are loaded.
+ */
+static struct ftrace_ops pwt_ftrace_ops = {
+	.func	= pwt_ftrace_thunk,
+	.flags	= FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_RECURSION |
+		  FTRACE_OPS_FL_PERMANENT,
+};
+
+static int __init pwt_hook_init(void)
+{
+	int ret;
+
+	ret = ftrace_set_filter_ip(&pwt_ftrace_ops,
+				   (unsigned long)balance_dirty_pages_ratelimited_flags,
+				   0, 0);
+	if (ret) {
+		pr_err("cannot trace balance_dirty_pages_ratelimited_flags: %d\n", ret);
+		return ret;
+	}
+	ret = register_ftrace_function(&pwt_ftrace_ops);
+	if (ret == -EBUSY)
+		pr_err("balance_dirty_pages_ratelimited_flags is already redirected by another IPMODIFY ftrace user (a livepatch?), or kernel.ftrace_enabled=0: -EBUSY\n");
+	else if (ret)
+		pr_err("cannot register the ftrace hook: %d\n", ret);
+	if (ret)
+		ftrace_free_filter(&pwt_ftrace_ops);
+	return ret;
+}
+
+static int __init pwt_init(void)
+{
+	int ret;
+
+	ret = pwt_knobs_init();
+	if (ret)
+		return ret;
+	ret = pwt_tasks_init();
+	if (ret)
+		goto out_knobs;
+	pwt_debugfs_init();
+	/* Last: the hook goes live only once everything it uses exists. */
+	ret = pwt_hook_init();
+	if (ret)
+		goto out_debugfs;
+	pr_info("loaded: window %d centisecs\n", READ_ONCE(pwt_ratio_centisecs));
+	return 0;
+
+out_debugfs:
+	pwt_debugfs_exit();
+	pwt_tasks_exit();
+out_knobs:
+	pwt_knobs_exit();
+	return ret;
+}
+
+static void __exit pwt_exit(void)
+{
+	/* Sleepers in pwt_wait_prev_chunk() see this and return early. */
+	WRITE_ONCE(pwt_unloading, true);
+	/*
+	 * After this no call is redirected, and (ftrace's own
+	 * synchronize_rcu_tasks()) none is between the trampoline and our
+	 * srcu_read_lock().
+	 */
+	unregister_ftrace_function(&pwt_ftrace_ops);
+	/* Every task inside the wrapper, sleeping or not, has left it... */
+	synchronize_srcu(&pwt_srcu);
+	/* ...including the last instructions after srcu_read_unlock(). */
+	synchronize_rcu_tasks();
+	ftrace_free_filter(&pwt_ftrace_ops);
+
+	pwt_debugfs_exit();
+	pwt_knobs_exit();
+	pwt_tasks_exit();
+	pr_info("unloaded\n");
+}
+
+module_init(pwt_init);
+module_exit(pwt_exit);
+MODULE_DESCRIPTION("Per-task predictive write throttling (after Andrea Arcangeli, 2005)");
+MODULE_AUTHOR("The pwthrottle developers");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(PWT_VERSION);

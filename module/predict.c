@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pwthrottle: the per-task prediction and the over-dirtier decision.
+ *
+ * Plain C on purpose (see include/pwt_predict.h): the host unit tests compile
+ * this very file.
+ */
+#include "pwt_predict.h"
+
+#ifndef __KERNEL__
+#define U64_MAX UINT64_MAX
+#define ULONG_MAX_HALF (ULONG_MAX / 2)
+#else
+#include <linux/limits.h>
+#define ULONG_MAX_HALF (ULONG_MAX / 2)
+#endif
+
+/* Shifting a u64 by 64 or more is undefined; that many halvings is zero. */
+#define PWT_PRED_BITS 64
+
+static u64 sat_add(u64 a, u64 b)
+{
+	return a > U64_MAX - b ? U64_MAX : a + b;
+}
+
+void pwt_pred_init(struct pwt_pred *p, unsigned long now)
+{
+	p->future_dirty = 0;
+	p->last_decay = now;
+}
+
+void pwt_pred_account(struct pwt_pred *p, unsigned long now,
+		      unsigned long window, u64 pages)
+{
+	unsigned long elapsed = now - p->last_decay;
+	unsigned long halvings;
+
+	if (!window)
+		return;
+
+	/*
+	 * Unsigned subtraction is right across one wrap of the tick counter.
+	 * Beyond half the range we cannot tell "long ago" from "in the
+	 * future" (the time_after() rule), and either way the old prediction
+	 * means nothing now.
+	 */
+	if (elapsed > ULONG_MAX_HALF) {
+		pwt_pred_init(p, now);
+	} else if (elapsed >= window) {
+		halvings = elapsed / window;
+		if (halvings >= PWT_PRED_BITS)
+			p->future_dirty = 0;
+		else
+			p->future_dirty >>= halvings;
+		/* Keep the window phase: no drift however often we look. */
+		p->last_decay += halvings * window;
+	}
+	p->future_dirty = sat_add(p->future_dirty, pages);
+}
+
+u64 pwt_pred_rate(const struct pwt_pred *p, unsigned long window,
+		  unsigned long hz)
+{
+	if (!window)
+		return 0;
+	/* future_dirty < 2^64 and hz is small: divide first to not overflow. */
+	return p->future_dirty / 2 / window * hz +
+	       (p->future_dirty / 2 % window) * hz / window;
+}
+
+bool pwt_over(const struct pwt_global *g, u64 future_dirty)
+{
+	u64 dirty = sat_add(g->nr_dirty, g->nr_writeback);
+
+	/*
+	 * The 2005 patch's "|| !nr_reclaimable": only pages still dirty can
+	 * be written back by the task. Pages under writeback are already on
+	 * their way, so they count towards the limit but not as work to do.
+	 */
+	if (!g->nr_dirty)
+		return false;
+	return sat_add(dirty, future_dirty) > g->dirty_thresh;
+}
+
+u64 pwt_dirty_thresh(u64 dirtyable, unsigned int ratio, u64 bytes,
+		     unsigned int page_size)
+{
+	u64 thresh;
+
+	if (!page_size)
+		return 0;
+	if (bytes) {
+		thresh = bytes / page_size + (bytes % page_size != 0);
+	} else {
+		/*
+		 * Same rounding as domain_dirty_limits(): the ratio is first
+		 * scaled to "bytes per page of memory", then applied.
+		 */
+		u64 scaled = (u64)ratio * page_size / 100;
+
+		if (dirtyable > U64_MAX / (scaled ? scaled : 1))
+			thresh = U64_MAX / page_size;
+		else
+			thresh = scaled * dirtyable / page_size;
+	}
+	/* domain_dirty_limits() clamps to UINT_MAX, so do we. */
+	if (thresh > UINT_MAX)
+		thresh = UINT_MAX;
+	return thresh;
+}
+
+u64 pwt_dirtied_delta(int before, int now)
+{
+	/*
+	 * current->nr_dirtied only grows between our calls; it can shrink
+	 * when a filesystem redirties a page in our context. A shrink means
+	 * "nothing new", never a huge unsigned number.
+	 */
+	return now > before ? (u64)((long long)now - before) : 0;
+}

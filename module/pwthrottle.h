@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* pwthrottle: declarations shared by the module's files. */
+#ifndef _PWTHROTTLE_H
+#define _PWTHROTTLE_H
+
+#include <linux/types.h>
+#include <linux/percpu.h>
+#include <linux/rculist.h>
+#include <linux/sched.h>
+#include "pwt_predict.h"
+
+/* --- knobs.c: sysctl, module parameters, the kernel's dirty threshold --- */
+
+/* vm.dirty_ratio_centisecs: the prediction window; 0 turns pwthrottle off. */
+extern int pwt_ratio_centisecs;
+
+/*
+ * A module parameter with its valid range. Readers on the hot path use
+ * READ_ONCE(knob.val); writers go through the param ops, which reject
+ * anything outside [min, max] and keep the old value.
+ */
+struct pwt_knob {
+	unsigned int val;
+	unsigned int min;
+	unsigned int max;
+};
+
+extern struct pwt_knob pwt_max_tasks;
+extern struct pwt_knob pwt_ratelimit_pages;
+extern struct pwt_knob pwt_write_chunk_pages;
+extern struct pwt_knob pwt_max_pause_ms;
+
+/* The vm.dirty_* sysctls as last read, refreshed by pwt_refresh_work. */
+struct pwt_vm_sysctls {
+	unsigned int dirty_ratio;
+	unsigned long dirty_bytes;
+	unsigned long totalreserve;	/* sum of the nodes' reserves, pages */
+};
+
+u64 pwt_global_thresh(void);
+void pwt_read_global(struct pwt_global *g);
+void pwt_vm_sysctls(struct pwt_vm_sysctls *out);
+int pwt_knobs_init(void);
+void pwt_knobs_exit(void);
+void pwt_refresh_vm_sysctls(void);
+
+/* --- task.c: per-task state --- */
+
+/*
+ * struct pwt_task - what pwthrottle knows about one thread
+ *
+ * Looked up under RCU by pid; inserted and removed under pwt_tasks_lock;
+ * freed after a grace period. Apart from the identity fields (set before
+ * publication), only the owning thread writes an entry, from its own write
+ * path, so its fields need no lock: readers in debugfs use READ_ONCE and may
+ * see a slightly stale but never a torn value.
+ */
+struct pwt_task {
+	struct hlist_node node;
+	struct rcu_head rcu;
+	pid_t pid;
+	pid_t tgid;
+	u64 start_time;		/* task->start_time: tells a reused pid apart */
+	char comm[TASK_COMM_LEN];
+
+	struct pwt_pred pred;
+	int nr_dirtied_seen;	/* current->nr_dirtied after our last call */
+	unsigned int since_check;	/* pages since the last decision */
+	unsigned int since_writeback;	/* pages since the last forced writeback */
+	bool over;		/* last decision: predicted over-dirtier */
+	bool busy;		/* in forced writeback: no re-entry */
+
+	/* The pages the previous forced writeback started, to wait on. */
+	const struct address_space *prev_mapping;
+	pgoff_t prev_start;
+	pgoff_t prev_end;
+
+	u64 throttles;
+	u64 forced_pages;
+	u64 throttled_ns;
+};
+
+struct pwt_task *pwt_task_get(void);
+int pwt_tasks_init(void);
+void pwt_tasks_stop(void);
+void pwt_tasks_exit(void);
+void pwt_tasks_sweep(void);
+unsigned int pwt_tasks_count(void);
+
+#define PWT_HASH_BITS 10
+extern struct hlist_head pwt_tasks_hash[1 << PWT_HASH_BITS];
+
+/* --- statistics, per CPU so the write path never shares a cacheline --- */
+
+struct pwt_stats {
+	u64 calls;		/* hooked calls while enabled */
+	u64 checks;		/* decisions taken */
+	u64 throttles;		/* decisions that forced writeback */
+	u64 forced_pages;	/* pages written back by force */
+	u64 async_eagain;	/* BDP_ASYNC callers told to retry */
+	u64 skipped;		/* over, but unsafe to write back here */
+	u64 drops;		/* no entry: table full or no memory */
+};
+
+DECLARE_PER_CPU(struct pwt_stats, pwt_stats);
+#define pwt_stat_add(field, n) this_cpu_add(pwt_stats.field, (n))
+void pwt_stats_sum(struct pwt_stats *sum);
+
+/* --- debugfs.c --- */
+void pwt_debugfs_init(void);
+void pwt_debugfs_exit(void);
+
+#endif /* _PWTHROTTLE_H */

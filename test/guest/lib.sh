@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared by the guest tests. Sourced by busybox sh inside the VM; results go
+# to fd 3 (the second serial port), one line each:
+#   ok NAME | FAIL NAME: why | SKIP NAME: why
+# NAME is prefixed with the kernel series so both kernels' runs stay apart.
+
+KO=/lib/modules/extra/pwthrottle.ko
+DBG=/sys/kernel/debug/pwthrottle
+PARAMS=/sys/module/pwthrottle/parameters
+SYSCTL=/proc/sys/vm/dirty_ratio_centisecs
+SERIES=$(uname -r | sed 's/^\([0-9]*\.[0-9]*\).*/\1/')
+FAILED=0
+
+say() { echo "$*" >&3; echo "$*"; }
+ok() { say "ok $SERIES/$1"; }
+fail() { say "FAIL $SERIES/$1: $2"; FAILED=1; }
+skip() { say "SKIP $SERIES/$1: $2"; }
+log() { echo "# $*"; }
+
+# expect NAME DESCRIPTION CONDITION...: one test line from a shell condition.
+expect() {
+	local name=$1 what=$2
+	shift 2
+	if "$@"; then ok "$name"; else fail "$name" "$what"; fi
+}
+
+load() { insmod "$KO" "$@"; }
+unload() { rmmod pwthrottle; }
+loaded() { grep -q '^pwthrottle ' /proc/modules; }
+
+# stat_of KEY: a value from debugfs stats.
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$DBG/stats"; }
+
+# task_field PID COLUMN: a column of debugfs tasks for PID (empty if absent).
+task_field() {
+	awk -v p="$1" -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == p { print $col[c] }' "$DBG/tasks"
+}
+
+# meminfo_kb FIELD
+meminfo_kb() { awk -v f="$1:" '$1 == f { print $2 }' /proc/meminfo; }
+
+# write_rejected FILE VALUE: the write fails and FILE keeps its old content.
+write_rejected() {
+	local before after
+	before=$(cat "$1")
+	if echo "$2" > "$1" 2>/dev/null; then
+		return 1
+	fi
+	after=$(cat "$1")
+	[ "$before" = "$after" ]
+}
+
+mount_scratch() {
+	mkdir -p /mnt
+	mount -t "${1:-ext4}" /dev/vda /mnt
+}
+
+# The kernel says nothing bad since the mark.
+dmesg_mark() { dmesg | wc -l > /tmp/dmesg.mark; }
+dmesg_clean() {
+	! dmesg | tail -n +"$(( $(cat /tmp/dmesg.mark 2>/dev/null || echo 0) + 1 ))" |
+		grep -qE 'WARNING:|BUG:|Oops|Call Trace|general protection'
+}
+
+# sample_dirty SECONDS OUTFILE: Dirty+Writeback (KiB) every 0.25 s, then the
+# peak is the largest line. Runs in the foreground.
+sample_dirty() {
+	local n=$(($1 * 4))
+	: > "$2"
+	while [ $n -gt 0 ]; do
+		echo $(( $(meminfo_kb Dirty) + $(meminfo_kb Writeback) )) >> "$2"
+		usleep 250000
+		n=$((n - 1))
+	done
+}
+peak_of() { sort -n "$1" | tail -1; }
+
+# wait_gone PID: wait for a background job to finish, return its status.
+wait_gone() { wait "$1"; }
+
+finish() { exit "$FAILED"; }

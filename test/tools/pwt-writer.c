@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pwt-writer: a buffered writer for the guest tests, statically linked.
+ *
+ *   pwt-writer FILE MB [-b KB] [-s] [-t SECS] [-h SECS]
+ *     -b KB    write() size (default 1024)
+ *     -s       fsync() before stopping the clock
+ *     -t SECS  stop after SECS seconds even if MB not reached (0 = no limit)
+ *     -h SECS  stay alive SECS seconds after the writing (so tests can look
+ *              at this task in debugfs while it exists)
+ *
+ * Prints "pid=P bytes=N secs=S.sss mbps=R" on stdout when done, "ready" on
+ * stderr after the writing and before the hold. Exit 1 on any error, with
+ * the failing call named: a lost write error must be visible.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	long bs_kb = 1024, hold = 0;
+	double limit = 0, t0, secs;
+	int opt, fd, do_fsync = 0;
+	unsigned long long total, done = 0;
+	char *buf;
+
+	while ((opt = getopt(argc, argv, "b:st:h:")) != -1) {
+		switch (opt) {
+		case 'b':
+			bs_kb = atol(optarg);
+			break;
+		case 's':
+			do_fsync = 1;
+			break;
+		case 't':
+			limit = atof(optarg);
+			break;
+		case 'h':
+			hold = atol(optarg);
+			break;
+		default:
+			goto usage;
+		}
+	}
+	if (argc - optind != 2 || bs_kb <= 0)
+		goto usage;
+	total = strtoull(argv[optind + 1], NULL, 0) << 20;
+	buf = malloc(bs_kb << 10);
+	if (!buf)
+		return 1;
+	memset(buf, 0x5a, bs_kb << 10);
+	fd = open(argv[optind], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, "open %s: %s\n", argv[optind], strerror(errno));
+		return 1;
+	}
+	t0 = now();
+	while (done < total && (!limit || now() - t0 < limit)) {
+		size_t n = bs_kb << 10;
+		ssize_t w;
+
+		if (total - done < n)
+			n = total - done;
+		w = write(fd, buf, n);
+		if (w < 0) {
+			fprintf(stderr, "write: %s\n", strerror(errno));
+			return 1;
+		}
+		done += w;
+	}
+	if (do_fsync && fsync(fd)) {
+		fprintf(stderr, "fsync: %s\n", strerror(errno));
+		return 1;
+	}
+	secs = now() - t0;
+	if (close(fd)) {
+		fprintf(stderr, "close: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("pid=%d bytes=%llu secs=%.3f mbps=%.2f\n", getpid(), done, secs,
+	       secs > 0 ? done / 1048576.0 / secs : 0.0);
+	fflush(stdout);
+	fprintf(stderr, "ready\n");
+	if (hold)
+		sleep(hold);
+	return 0;
+usage:
+	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-s] [-t SECS] [-h SECS]\n");
+	return 2;
+}

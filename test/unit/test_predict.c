@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host unit tests for module/predict.c: the prediction and the decision,
+ * compiled from the module's own source and run under ASan/UBSan.
+ * One line per test: "ok NAME" or "FAIL NAME: why".
+ */
+#include <stdio.h>
+#include <string.h>
+#include <limits.h>
+#include "pwt_predict.h"
+
+static int failures;
+static const char *cur;
+static int cur_failed;
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		if (!cur_failed)					\
+			printf("FAIL unit/%s: ", cur);			\
+		else							\
+			printf("     also: ");				\
+		printf(__VA_ARGS__);					\
+		printf(" [%s:%d: %s]\n", __FILE__, __LINE__, #cond);	\
+		cur_failed = 1;						\
+	}								\
+} while (0)
+
+static void run(const char *name, void (*fn)(void))
+{
+	cur = name;
+	cur_failed = 0;
+	fn();
+	if (cur_failed)
+		failures++;
+	else
+		printf("ok unit/%s\n", name);
+}
+
+/* HZ=250 as on Debian; 5 s window = 1250 ticks. */
+#define HZ 250
+#define WINDOW (5 * HZ)
+
+/* A task that dirties 1000 pages per window converges to twice that. */
+static void steady_writer_converges_to_two_windows(void)
+{
+	struct pwt_pred p;
+	unsigned long now = 1000;
+	int w;
+
+	pwt_pred_init(&p, now);
+	for (w = 0; w < 40; w++) {
+		/* 10 calls of 100 pages spread over the window */
+		for (int i = 0; i < 10; i++) {
+			pwt_pred_account(&p, now, WINDOW, 100);
+			now += WINDOW / 10;
+		}
+	}
+	CHECK(p.future_dirty >= 1900 && p.future_dirty <= 2000,
+	      "future_dirty=%llu, want ~2000", (unsigned long long)p.future_dirty);
+	/* 2000 pages over two 5 s windows = 200 pages/s */
+	CHECK(pwt_pred_rate(&p, WINDOW, HZ) >= 190 && pwt_pred_rate(&p, WINDOW, HZ) <= 200,
+	      "rate=%llu pages/s, want ~200", (unsigned long long)pwt_pred_rate(&p, WINDOW, HZ));
+}
+
+/* Each elapsed window halves once, even if nobody looked in between. */
+static void idle_task_decays_once_per_window(void)
+{
+	struct pwt_pred p;
+
+	pwt_pred_init(&p, 0);
+	pwt_pred_account(&p, 0, WINDOW, 4096);
+	pwt_pred_account(&p, WINDOW - 1, WINDOW, 0);
+	CHECK(p.future_dirty == 4096, "no decay within the window: %llu",
+	      (unsigned long long)p.future_dirty);
+	pwt_pred_account(&p, 3 * WINDOW + 5, WINDOW, 0);
+	CHECK(p.future_dirty == 512, "three windows: 4096 >> 3 = 512, got %llu",
+	      (unsigned long long)p.future_dirty);
+	/* the window phase is kept: the next halving is at 4 * WINDOW */
+	CHECK(p.last_decay == 3 * WINDOW, "phase kept: last_decay=%lu", p.last_decay);
+	pwt_pred_account(&p, 4 * WINDOW - 1, WINDOW, 0);
+	CHECK(p.future_dirty == 512, "not yet: %llu", (unsigned long long)p.future_dirty);
+	pwt_pred_account(&p, 4 * WINDOW, WINDOW, 0);
+	CHECK(p.future_dirty == 256, "now: %llu", (unsigned long long)p.future_dirty);
+}
+
+/* 64 or more windows is zero, not an undefined shift. */
+static void long_sleep_forgets_everything(void)
+{
+	struct pwt_pred p;
+
+	pwt_pred_init(&p, 0);
+	pwt_pred_account(&p, 0, WINDOW, UINT64_MAX);
+	pwt_pred_account(&p, 64UL * WINDOW, WINDOW, 7);
+	CHECK(p.future_dirty == 7, "after 64 windows only the new pages: %llu",
+	      (unsigned long long)p.future_dirty);
+	pwt_pred_account(&p, 64UL * WINDOW + 1000UL * WINDOW, WINDOW, 0);
+	CHECK(p.future_dirty == 0, "1000 windows later: %llu",
+	      (unsigned long long)p.future_dirty);
+}
+
+/* jiffies wrap: a window that spans ULONG_MAX -> 0 is one window. */
+static void tick_wrap_is_one_window(void)
+{
+	struct pwt_pred p;
+	unsigned long start = ULONG_MAX - WINDOW / 2;
+
+	pwt_pred_init(&p, start);
+	pwt_pred_account(&p, start, WINDOW, 1000);
+	pwt_pred_account(&p, start + WINDOW / 4, WINDOW, 0);	/* still before wrap */
+	CHECK(p.future_dirty == 1000, "before wrap: %llu", (unsigned long long)p.future_dirty);
+	pwt_pred_account(&p, start + WINDOW + 1, WINDOW, 0);	/* wrapped past zero */
+	CHECK(p.future_dirty == 500, "one window across the wrap halves once: %llu",
+	      (unsigned long long)p.future_dirty);
+}
+
+/* A tick from "the future" (more than half the range away) resets. */
+static void time_going_backwards_resets(void)
+{
+	struct pwt_pred p;
+
+	pwt_pred_init(&p, 10000);
+	pwt_pred_account(&p, 10000, WINDOW, 800);
+	pwt_pred_account(&p, 9000, WINDOW, 3);	/* 1000 ticks "earlier" */
+	CHECK(p.future_dirty == 3 && p.last_decay == 9000,
+	      "reset to the new pages at the new time: %llu at %lu",
+	      (unsigned long long)p.future_dirty, p.last_decay);
+}
+
+static void counts_saturate_instead_of_wrapping(void)
+{
+	struct pwt_pred p;
+
+	pwt_pred_init(&p, 0);
+	pwt_pred_account(&p, 0, WINDOW, UINT64_MAX - 1);
+	pwt_pred_account(&p, 1, WINDOW, 10);
+	CHECK(p.future_dirty == UINT64_MAX, "saturated: %llu",
+	      (unsigned long long)p.future_dirty);
+	struct pwt_global g = { .nr_dirty = UINT64_MAX, .nr_writeback = UINT64_MAX,
+				.dirty_thresh = UINT64_MAX - 1 };
+	CHECK(pwt_over(&g, UINT64_MAX), "saturated sum still compares as over");
+}
+
+/* dirty_ratio_centisecs = 0: the prediction is frozen, nothing accumulates. */
+static void window_zero_is_off(void)
+{
+	struct pwt_pred p;
+
+	pwt_pred_init(&p, 0);
+	pwt_pred_account(&p, 100, 0, 5000);
+	CHECK(p.future_dirty == 0, "off: %llu", (unsigned long long)p.future_dirty);
+	CHECK(pwt_pred_rate(&p, 0, HZ) == 0, "no rate when off");
+}
+
+/*
+ * The 2005 experiment in numbers (1 GiB guest): thresh ~43000 pages, a hog
+ * at 20 MB/s predicts ~50000 pages; a 10 MB writer predicts 2560.
+ */
+static void hog_is_over_light_writer_is_not(void)
+{
+	struct pwt_global g = { .nr_dirty = 8000, .nr_writeback = 4000,
+				.dirty_thresh = 43000 };
+
+	CHECK(pwt_over(&g, 50000), "the hog is a predicted over-dirtier");
+	CHECK(!pwt_over(&g, 2560), "a 10 MB writer is not");
+	/* exactly at the threshold is not over: the test is '>' */
+	CHECK(!pwt_over(&g, 43000 - 12000), "at the threshold exactly: not over");
+	CHECK(pwt_over(&g, 43000 - 12000 + 1), "one page past it: over");
+}
+
+/* The 2005 wedge: with nothing dirty, writeback cannot help; never over. */
+static void nothing_dirty_never_over(void)
+{
+	struct pwt_global g = { .nr_dirty = 0, .nr_writeback = 40000,
+				.dirty_thresh = 43000 };
+
+	CHECK(!pwt_over(&g, 1000000), "no dirty pages: not over, however large the prediction");
+	g.nr_dirty = 1;
+	CHECK(pwt_over(&g, 1000000), "one dirty page: over again");
+}
+
+/* Same numbers as /proc/vmstat nr_dirty_threshold would show. */
+static void threshold_matches_the_kernel_formula(void)
+{
+	/* dirty_ratio 20, 4 KiB pages: ratio scaled = 20*4096/100 = 819 */
+	CHECK(pwt_dirty_thresh(215000, 20, 0, 4096) == 819ULL * 215000 / 4096,
+	      "ratio path: %llu", (unsigned long long)pwt_dirty_thresh(215000, 20, 0, 4096));
+	/* 819 * 215000 / 4096 = 42989.5, rounded down */
+	CHECK(pwt_dirty_thresh(215000, 20, 0, 4096) == 42989, "known value 42989: %llu",
+	      (unsigned long long)pwt_dirty_thresh(215000, 20, 0, 4096));
+	/* dirty_bytes wins over the ratio and rounds up to pages */
+	CHECK(pwt_dirty_thresh(215000, 20, 256 << 20, 4096) == 65536, "256 MiB: %llu",
+	      (unsigned long long)pwt_dirty_thresh(215000, 20, 256 << 20, 4096));
+	CHECK(pwt_dirty_thresh(215000, 20, 4097, 4096) == 2, "4097 bytes round up to 2 pages");
+	/* clamped to 32 bits like domain_dirty_limits() */
+	CHECK(pwt_dirty_thresh(UINT64_MAX, 100, 0, 4096) == UINT_MAX, "clamped: %llu",
+	      (unsigned long long)pwt_dirty_thresh(UINT64_MAX, 100, 0, 4096));
+	CHECK(pwt_dirty_thresh(1000, 0, 0, 4096) == 0, "ratio 0: no dirty memory allowed");
+	CHECK(pwt_dirty_thresh(1000, 20, 0, 0) == 0, "page size 0 is nonsense, not a crash");
+}
+
+static void dirtied_deltas(void)
+{
+	CHECK(pwt_dirtied_delta(0, 32) == 32, "plain growth");
+	CHECK(pwt_dirtied_delta(40, 32) == 0, "redirty shrink is not a huge number");
+	CHECK(pwt_dirtied_delta(INT_MIN, INT_MAX) == 4294967295ULL, "full int range");
+	CHECK(pwt_dirtied_delta(5, 5) == 0, "no change");
+}
+
+int main(void)
+{
+	run("steady_writer_converges_to_two_windows", steady_writer_converges_to_two_windows);
+	run("idle_task_decays_once_per_window", idle_task_decays_once_per_window);
+	run("long_sleep_forgets_everything", long_sleep_forgets_everything);
+	run("tick_wrap_is_one_window", tick_wrap_is_one_window);
+	run("time_going_backwards_resets", time_going_backwards_resets);
+	run("counts_saturate_instead_of_wrapping", counts_saturate_instead_of_wrapping);
+	run("window_zero_is_off", window_zero_is_off);
+	run("hog_is_over_light_writer_is_not", hog_is_over_light_writer_is_not);
+	run("nothing_dirty_never_over", nothing_dirty_never_over);
+	run("threshold_matches_the_kernel_formula", threshold_matches_the_kernel_formula);
+	run("dirtied_deltas", dirtied_deltas);
+	return failures ? 1 : 0;
+}
