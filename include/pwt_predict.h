@@ -62,12 +62,25 @@ struct pwt_global {
 };
 
 /*
- * Is the task whose prediction is @future_dirty a predicted over-dirtier?
- * Yes when the dirty memory it is about to add would take the system over the
- * dirty threshold, and there is dirty memory it could write: with none, no
- * amount of writeback helps, and insisting is what wedged the 2005 patch.
+ * Is the task whose prediction is @future_dirty a predicted over-dirtier, and
+ * must it write back now?
+ *
+ * *@over is the verdict, kept by the caller between decisions: the dirty
+ * memory the task is about to add would take the system over the dirty
+ * threshold. Once over, a task stays over until the sum falls below a
+ * quarter of the threshold. The prediction halves at each window boundary,
+ * so a device-bound writer's prediction swings between one and two windows
+ * of its rate, and right after a halving it may hold little dirty memory;
+ * without the hysteresis such a writer drops out every window, dirties
+ * memory at full speed while its device idles, and loses bandwidth. (Half
+ * the threshold was measured too tight for a 20 MB/s disk and 1 GiB.)
+ *
+ * Returns true when the task is over and there is dirty memory it could
+ * write. With none, no amount of writeback helps, and insisting is what
+ * wedged the 2005 patch; the verdict is kept all the same, so a hog that
+ * has just written everything does not start over from scratch.
  */
-bool pwt_over(const struct pwt_global *g, u64 future_dirty);
+bool pwt_decide(const struct pwt_global *g, u64 future_dirty, bool *over);
 
 /*
  * The kernel's global dirty threshold (mm/page-writeback.c,

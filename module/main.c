@@ -19,15 +19,17 @@
  * pages per window it converges to 2r, what the task will dirty over the
  * next two windows if it keeps going. A hog's prediction alone exceeds the
  * threshold, so it is caught before it has filled memory; a task that writes
- * 10 MB now and then has a small prediction and passes.
+ * 10 MB now and then has a small prediction and passes. Once over, a task
+ * stays over until the sum falls below a quarter of the threshold (see
+ * pwt_decide()).
  *
  * A predicted over-dirtier pays for what it dirties by writing back: every
  * write_chunk_pages pages it dirties, it starts writeback of twice that
  * much of the file it is writing (twice, so a backlog built up before the
  * prediction caught up drains), then waits, killably and for at most
- * max_pause_ms, for its previous chunk to reach the disk. Its dirty
- * footprint stays about two chunks, it keeps the device busy with exactly
- * one chunk in flight while it dirties the next, and so it loses no
+ * max_pause_ms, until the device has no more than two chunks under
+ * writeback. Its dirty footprint stays a few chunks, the device always has
+ * a chunk to write while the task dirties the next, and so it loses no
  * bandwidth: a device-bound writer gains nothing from dirtying more memory
  * than the device can absorb. The dirty budget stays free for light writers,
  * which run at memory speed. Without dirty memory to write, nobody is
@@ -82,7 +84,7 @@
 
 /* Decide every 8 pages once over, like the stock dirty_exceeded ratelimit. */
 #define PWT_OVER_RATELIMIT 8
-/* Poll the previous chunk every jiffy (4 ms at Debian's HZ=250). */
+/* Poll the device every jiffy (4 ms at Debian's HZ=250). */
 #define PWT_POLL_JIFFIES 1
 
 DEFINE_PER_CPU(struct pwt_stats, pwt_stats);
@@ -147,35 +149,42 @@ static bool pwt_may_writeback(struct address_space *mapping)
 	return true;
 }
 
-static bool pwt_range_under_writeback(struct address_space *mapping,
-				      pgoff_t start, pgoff_t end)
+/*
+ * Pages under writeback on the device @inode writes to: the inode's
+ * bdi_writeback (per cgroup with cgroup writeback). wbs are freed after an
+ * RCU grace period, hence the read lock around the lookup and the read.
+ */
+static unsigned long pwt_device_writeback(struct inode *inode)
 {
-	unsigned long index = start;
+	unsigned long nr;
 
-	/* A tagged xarray search: O(log n), not a walk over the pages. */
-	return end > start &&
-	       xa_find(&mapping->i_pages, &index, end - 1, PAGECACHE_TAG_WRITEBACK);
+	rcu_read_lock();
+	nr = wb_stat(inode_to_wb(inode), WB_WRITEBACK);
+	rcu_read_unlock();
+	return nr;
 }
 
 /*
- * Wait until the chunk our previous forced writeback started is on disk, the
- * task is no longer over, it is killed, rmmod begins, or max_pause_ms passes.
- * Killable and bounded like the kernel's own pause in balance_dirty_pages().
+ * Wait while the device has more than two chunks under writeback: one that
+ * it is writing and the one we just queued. The task dirties its next chunk
+ * while the device works on those, so the device never idles and the task
+ * never gets more than two chunks ahead of it. Killable, and bounded by
+ * max_pause_ms like the kernel's own pause in balance_dirty_pages(); it also
+ * ends when the task is no longer predicted over, or when rmmod begins.
  */
-static void pwt_wait_prev_chunk(struct pwt_task *t, struct address_space *mapping)
+static void pwt_wait_device(struct pwt_task *t, struct inode *inode, long chunk)
 {
 	unsigned long deadline = jiffies +
 		msecs_to_jiffies(READ_ONCE(pwt_max_pause_ms.val));
 	struct pwt_global g;
+	bool over = true;
 
-	if (t->prev_mapping != mapping)
-		return;
-	while (pwt_range_under_writeback(mapping, t->prev_start, t->prev_end)) {
+	while (pwt_device_writeback(inode) > 2 * chunk) {
 		if (fatal_signal_pending(current) || READ_ONCE(pwt_unloading) ||
 		    time_after_eq(jiffies, deadline))
 			break;
 		pwt_read_global(&g);
-		if (!pwt_over(&g, t->pred.future_dirty))
+		if (!pwt_decide(&g, t->pred.future_dirty, &over))
 			break;
 		__set_current_state(TASK_KILLABLE);
 		io_schedule_timeout(PWT_POLL_JIFFIES);
@@ -192,30 +201,18 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		.range_start	= 0,
 		.range_end	= LLONG_MAX,
 	};
-	pgoff_t start, end;
 	u64 t0 = ktime_get_ns();
 	long written;
 
 	t->busy = true;
-	start = READ_ONCE(mapping->writeback_index);
 	/*
 	 * The return value is deliberately unused: an I/O error is recorded in
 	 * the mapping (mapping_set_error()) for the application's fsync() to
 	 * report, and nothing here consumes it.
 	 */
 	filemap_fdatawrite_wbc(mapping, &wbc);
-	end = READ_ONCE(mapping->writeback_index);
 	written = max(2 * chunk - wbc.nr_to_write, 0L);
-
-	pwt_wait_prev_chunk(t, mapping);
-
-	/*
-	 * Cyclic writeback went from the old writeback_index towards EOF; if
-	 * it wrapped, the chunk spans the whole file.
-	 */
-	t->prev_mapping = mapping;
-	t->prev_start = end > start ? start : 0;
-	t->prev_end = end > start ? end : ULONG_MAX;
+	pwt_wait_device(t, mapping->host, chunk);
 	t->busy = false;
 
 	t->since_writeback = 0;
@@ -238,6 +235,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	struct task_struct *tsk = current;
 	struct pwt_global g;
 	struct pwt_task *t;
+	bool over, throttle;
 	unsigned int limit;
 	u64 delta;
 
@@ -263,8 +261,10 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	pwt_stat_add(checks, 1);
 
 	pwt_read_global(&g);
-	WRITE_ONCE(t->over, pwt_over(&g, t->pred.future_dirty));
-	if (!t->over || t->since_writeback < READ_ONCE(pwt_write_chunk_pages.val))
+	over = t->over;
+	throttle = pwt_decide(&g, t->pred.future_dirty, &over);
+	WRITE_ONCE(t->over, over);
+	if (!throttle || t->since_writeback < READ_ONCE(pwt_write_chunk_pages.val))
 		return 0;
 	if (flags & BDP_ASYNC) {
 		pwt_stat_add(async_eagain, 1);
@@ -376,7 +376,7 @@ out_knobs:
 
 static void __exit pwt_exit(void)
 {
-	/* Sleepers in pwt_wait_prev_chunk() see this and return early. */
+	/* Sleepers in pwt_wait_device() see this and return early. */
 	WRITE_ONCE(pwt_unloading, true);
 	/*
 	 * After this no call is redirected, and (ftrace's own

@@ -68,18 +68,18 @@ u64 pwt_pred_rate(const struct pwt_pred *p, unsigned long window,
 	       (p->future_dirty / 2 % window) * hz / window;
 }
 
-bool pwt_over(const struct pwt_global *g, u64 future_dirty)
+bool pwt_decide(const struct pwt_global *g, u64 future_dirty, bool *over)
 {
 	u64 dirty = sat_add(g->nr_dirty, g->nr_writeback);
+	u64 limit = *over ? g->dirty_thresh / 4 : g->dirty_thresh;
 
+	*over = sat_add(dirty, future_dirty) > limit;
 	/*
 	 * The 2005 patch's "|| !nr_reclaimable": only pages still dirty can
 	 * be written back by the task. Pages under writeback are already on
 	 * their way, so they count towards the limit but not as work to do.
 	 */
-	if (!g->nr_dirty)
-		return false;
-	return sat_add(dirty, future_dirty) > g->dirty_thresh;
+	return *over && g->nr_dirty;
 }
 
 u64 pwt_dirty_thresh(u64 dirtyable, unsigned int ratio, u64 bytes,

@@ -70,11 +70,6 @@ struct pwt_task {
 	bool over;		/* last decision: predicted over-dirtier */
 	bool busy;		/* in forced writeback: no re-entry */
 
-	/* The pages the previous forced writeback started, to wait on. */
-	const struct address_space *prev_mapping;
-	pgoff_t prev_start;
-	pgoff_t prev_end;
-
 	u64 throttles;
 	u64 forced_pages;
 	u64 throttled_ns;

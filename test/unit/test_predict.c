@@ -25,6 +25,14 @@ static int cur_failed;
 	}								\
 } while (0)
 
+/* One decision for a task whose previous verdict was @was_over. */
+static bool decide(const struct pwt_global *g, unsigned long long future, bool was_over)
+{
+	bool over = was_over;
+
+	return pwt_decide(g, future, &over);
+}
+
 static void run(const char *name, void (*fn)(void))
 {
 	cur = name;
@@ -137,7 +145,7 @@ static void counts_saturate_instead_of_wrapping(void)
 	      (unsigned long long)p.future_dirty);
 	struct pwt_global g = { .nr_dirty = UINT64_MAX, .nr_writeback = UINT64_MAX,
 				.dirty_thresh = UINT64_MAX - 1 };
-	CHECK(pwt_over(&g, UINT64_MAX), "saturated sum still compares as over");
+	CHECK(decide(&g, UINT64_MAX, false), "saturated sum still compares as over");
 }
 
 /* dirty_ratio_centisecs = 0: the prediction is frozen, nothing accumulates. */
@@ -160,11 +168,11 @@ static void hog_is_over_light_writer_is_not(void)
 	struct pwt_global g = { .nr_dirty = 8000, .nr_writeback = 4000,
 				.dirty_thresh = 43000 };
 
-	CHECK(pwt_over(&g, 50000), "the hog is a predicted over-dirtier");
-	CHECK(!pwt_over(&g, 2560), "a 10 MB writer is not");
+	CHECK(decide(&g, 50000, false), "the hog is a predicted over-dirtier");
+	CHECK(!decide(&g, 2560, false), "a 10 MB writer is not");
 	/* exactly at the threshold is not over: the test is '>' */
-	CHECK(!pwt_over(&g, 43000 - 12000), "at the threshold exactly: not over");
-	CHECK(pwt_over(&g, 43000 - 12000 + 1), "one page past it: over");
+	CHECK(!decide(&g, 43000 - 12000, false), "at the threshold exactly: not over");
+	CHECK(decide(&g, 43000 - 12000 + 1, false), "one page past it: over");
 }
 
 /* The 2005 wedge: with nothing dirty, writeback cannot help; never over. */
@@ -173,9 +181,33 @@ static void nothing_dirty_never_over(void)
 	struct pwt_global g = { .nr_dirty = 0, .nr_writeback = 40000,
 				.dirty_thresh = 43000 };
 
-	CHECK(!pwt_over(&g, 1000000), "no dirty pages: not over, however large the prediction");
+	bool over = true;
+
+	CHECK(!decide(&g, 1000000, false), "no dirty pages: no throttling, however large the prediction");
+	CHECK(!pwt_decide(&g, 1000000, &over), "not even for a task that was over...");
+	CHECK(over, "...which keeps its verdict for when there is dirty memory again");
 	g.nr_dirty = 1;
-	CHECK(pwt_over(&g, 1000000), "one dirty page: over again");
+	CHECK(decide(&g, 1000000, false), "one dirty page: over again");
+}
+
+/*
+ * A device-bound hog at 20 MB/s predicts between one window (25600 pages)
+ * and two (51200) of its rate, sawing at each halving. Having crossed the
+ * threshold it must stay over through the low point of the saw, or it
+ * would dirty freely while its device idles; a task far below does not
+ * inherit that.
+ */
+static void over_is_sticky_through_the_halving(void)
+{
+	struct pwt_global g = { .nr_dirty = 1000, .nr_writeback = 1000,
+				.dirty_thresh = 41700 };
+
+	CHECK(!decide(&g, 25600, false), "first crossing needs the full threshold");
+	CHECK(decide(&g, 51200, false), "at two windows of rate: over");
+	CHECK(decide(&g, 25600, true), "after the halving: still over");
+	CHECK(decide(&g, 12800, true), "half a window of rate: still over");
+	CHECK(!decide(&g, 41700 / 4 - 2000, true), "at a quarter of the threshold: released");
+	CHECK(decide(&g, 41700 / 4 - 2000 + 1, true), "one page above a quarter: still over");
 }
 
 /* Same numbers as /proc/vmstat nr_dirty_threshold would show. */
@@ -217,6 +249,7 @@ int main(void)
 	run("window_zero_is_off", window_zero_is_off);
 	run("hog_is_over_light_writer_is_not", hog_is_over_light_writer_is_not);
 	run("nothing_dirty_never_over", nothing_dirty_never_over);
+	run("over_is_sticky_through_the_halving", over_is_sticky_through_the_halving);
 	run("threshold_matches_the_kernel_formula", threshold_matches_the_kernel_formula);
 	run("dirtied_deltas", dirtied_deltas);
 	return failures ? 1 : 0;

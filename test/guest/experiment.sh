@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-2.0
+# Andrea Arcangeli's 2005 experiment, stock kernel vs pwthrottle, side by side
+# in one boot:
+#   a hog (cp /dev/zero FILE) writes in the background; after it settled,
+#   time "for i in 1..10: dd if=/dev/zero of=DIR/$i bs=10M count=1", rm, x LOOPS.
+# Also the loop with no hog (the ideal) and the hog's throughput alone and
+# during the loops (from its write accounting, /proc/PID/io wchar).
+#
+# Usage: experiment.sh [LOOPS] [MODES] [CHECK] [PARAMS]
+#   MODES "stock pwthrottle" (default); CHECK=1 adds a pass/fail line that
+#   fails only on a gross regression (pwthrottle's median loop slower than
+#   stock's), for make check.
+# Machine-readable output on fd 3:
+#   RESULT series=6.1 mode=stock hog=1 loop=3 secs=8.41
+#   HOG series=6.1 mode=stock phase=alone|loops mibps=19.4 disk_mibps=19.6
+#     mibps: what the hog wrote (wchar); disk_mibps: what reached the disk.
+#     With the hog alone, disk_mibps is its bandwidth; mibps also moves with
+#     the dirty backlog (pwthrottle drains the one built before the
+#     prediction caught up).
+#   SAMPLE series=6.1 mode=stock t=12.25 dirty_kb=171000 writeback_kb=9000
+. /pwt/lib.sh
+
+LOOPS=${1:-5}
+MODES=${2:-stock pwthrottle}
+CHECK=${3:-0}
+PARAMS=${4:-}	# module parameters, e.g. "write_chunk_pages=1024"
+WARMUP=10	# Andrea: "wait just a few seconds" for the prediction to build
+ALONE=6
+
+mount_scratch
+mkdir -p /mnt/tmp
+load
+unload
+
+now() { awk '{ print $1 }' /proc/uptime; }
+wchar() { awk '$1 == "wchar:" { print $2 }' /proc/$1/io; }
+# Bytes the scratch disk has written (sectors are 512 bytes).
+disk_bytes() { awk '{ print $7 * 512 }' /sys/block/vda/stat; }
+
+# The timed loop, exactly as in 2005 (bs=10M count=1, ten files, then rm).
+ten_writes() {
+	local t0 t1 i=1
+	t0=$(now)
+	while [ $i -le 10 ]; do
+		dd if=/dev/zero of=/mnt/tmp/$i bs=10M count=1 2>/dev/null
+		i=$((i + 1))
+	done
+	t1=$(now)
+	rm -f /mnt/tmp/*
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }'
+}
+
+sampler() {
+	local t0
+	t0=$(now)
+	while :; do
+		echo "SAMPLE series=$SERIES mode=$1 t=$(awk -v a="$t0" '{ printf "%.2f", $1 - a }' /proc/uptime) dirty_kb=$(meminfo_kb Dirty) writeback_kb=$(meminfo_kb Writeback)" >&3
+		usleep 250000
+	done
+}
+
+rate() {	# bytes secs -> MiB/s
+	awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f\n", b / 1048576 / s }'
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+for mode in $MODES; do
+	# shellcheck disable=SC2086
+	[ "$mode" = pwthrottle ] && load $PARAMS
+	log "== $mode: no hog"
+	l=1
+	while [ $l -le "$LOOPS" ]; do
+		s=$(ten_writes)
+		say "RESULT series=$SERIES mode=$mode hog=0 loop=$l secs=$s"
+		l=$((l + 1))
+	done
+	sync
+
+	log "== $mode: with hog"
+	sampler $mode &
+	samp=$!
+	/bin/pwt-writer /mnt/hog 1800 -t 600 > /dev/null 2>&1 &
+	hog=$!
+	sleep $WARMUP
+	w0=$(wchar $hog); d0=$(disk_bytes); t0=$(now)
+	sleep $ALONE
+	w1=$(wchar $hog); d1=$(disk_bytes); t1=$(now)
+	dt=$(awk -v a=$t0 -v b=$t1 'BEGIN { print b - a }')
+	say "HOG series=$SERIES mode=$mode phase=alone mibps=$(rate $((w1 - w0)) $dt) disk_mibps=$(rate $((d1 - d0)) $dt)"
+	l=1
+	: > /tmp/loops.$mode
+	while [ $l -le "$LOOPS" ]; do
+		s=$(ten_writes)
+		echo "$s" >> /tmp/loops.$mode
+		say "RESULT series=$SERIES mode=$mode hog=1 loop=$l secs=$s"
+		l=$((l + 1))
+	done
+	w2=$(wchar $hog); d2=$(disk_bytes); t2=$(now)
+	dt=$(awk -v a=$t1 -v b=$t2 'BEGIN { print b - a }')
+	say "HOG series=$SERIES mode=$mode phase=loops mibps=$(rate $((w2 - w1)) $dt) disk_mibps=$(rate $((d2 - d1)) $dt)"
+	[ "$mode" = pwthrottle ] && log "$(cat $DBG/stats | tr '\n' ' ')"
+	kill $hog $samp
+	wait $hog $samp 2>/dev/null
+	rm -f /mnt/hog
+	sync
+	[ "$mode" = pwthrottle ] && unload
+done
+
+if [ "$CHECK" = 1 ]; then
+	ms=$(median < /tmp/loops.stock)
+	mp=$(median < /tmp/loops.pwthrottle)
+	expect experiment_not_slower "median loop with hog: pwthrottle ${mp}s vs stock ${ms}s" \
+		awk -v p="$mp" -v s="$ms" 'BEGIN { exit !(p <= s) }'
+fi
+umount /mnt
+finish
