@@ -2,8 +2,10 @@
 /*
  * pwt-writer: a buffered writer for the guest tests, statically linked.
  *
- *   pwt-writer FILE MB [-b KB] [-s] [-t SECS] [-h SECS]
+ *   pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS]
  *     -b KB    write() size (default 1024)
+ *     -f MB    many-files mode, like untar or rsync: write FILE.0, FILE.1,
+ *              ... of MB each (closing each) until the total is reached
  *     -s       fsync() before stopping the clock
  *     -t SECS  stop after SECS seconds even if MB not reached (0 = no limit)
  *     -h SECS  stay alive SECS seconds after the writing (so tests can look
@@ -30,18 +32,38 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* Open FILE, or FILE.N in many-files mode (n >= 0). */
+static int open_next(const char *base, long n)
+{
+	char name[4096];
+	int fd;
+
+	if (n < 0)
+		snprintf(name, sizeof(name), "%s", base);
+	else
+		snprintf(name, sizeof(name), "%s.%ld", base, n);
+	fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		fprintf(stderr, "open %s: %s\n", name, strerror(errno));
+	return fd;
+}
+
 int main(int argc, char **argv)
 {
-	long bs_kb = 1024, hold = 0;
+	long bs_kb = 1024, hold = 0, file_mb = 0, nfile = 0;
+	unsigned long long in_file = 0, per_file;
 	double limit = 0, t0, secs;
 	int opt, fd, do_fsync = 0;
 	unsigned long long total, done = 0;
 	char *buf;
 
-	while ((opt = getopt(argc, argv, "b:st:h:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:f:st:h:")) != -1) {
 		switch (opt) {
 		case 'b':
 			bs_kb = atol(optarg);
+			break;
+		case 'f':
+			file_mb = atol(optarg);
 			break;
 		case 's':
 			do_fsync = 1;
@@ -63,24 +85,36 @@ int main(int argc, char **argv)
 	if (!buf)
 		return 1;
 	memset(buf, 0x5a, bs_kb << 10);
-	fd = open(argv[optind], O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		fprintf(stderr, "open %s: %s\n", argv[optind], strerror(errno));
-		return 1;
-	}
+	per_file = file_mb > 0 ? (unsigned long long)file_mb << 20 : total;
 	t0 = now();
+	fd = open_next(argv[optind], file_mb > 0 ? nfile++ : -1);
+	if (fd < 0)
+		return 1;
 	while (done < total && (!limit || now() - t0 < limit)) {
 		size_t n = bs_kb << 10;
 		ssize_t w;
 
+		if (in_file == per_file) {
+			if (close(fd)) {
+				fprintf(stderr, "close: %s\n", strerror(errno));
+				return 1;
+			}
+			fd = open_next(argv[optind], nfile++);
+			if (fd < 0)
+				return 1;
+			in_file = 0;
+		}
 		if (total - done < n)
 			n = total - done;
+		if (per_file - in_file < n)
+			n = per_file - in_file;
 		w = write(fd, buf, n);
 		if (w < 0) {
 			fprintf(stderr, "write: %s\n", strerror(errno));
 			return 1;
 		}
 		done += w;
+		in_file += w;
 	}
 	if (do_fsync && fsync(fd)) {
 		fprintf(stderr, "fsync: %s\n", strerror(errno));
@@ -99,6 +133,6 @@ int main(int argc, char **argv)
 		sleep(hold);
 	return 0;
 usage:
-	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-s] [-t SECS] [-h SECS]\n");
+	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS]\n");
 	return 2;
 }
