@@ -4,7 +4,9 @@
 #
 #   make                 build against the running kernel (KDIR to override)
 #   make KVER=REL        build against a kernel fetched by scripts/fetch-kernel
+#   make demo            the 2005 experiment in QEMU, stock vs pwthrottle
 #   make check           everything: deps, kernels, W=1 builds, unit + VM tests
+#   make bench           the full benchmark matrix into bench/results/
 #   make unit            host unit tests only (ASan/UBSan), no VM
 #   make clean
 
@@ -41,8 +43,14 @@ tools: build/tools/pwt-writer
 check:
 	scripts/check
 
+demo:
+	scripts/demo
+
+bench:
+	scripts/bench
+
 clean:
 	rm -rf build
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers module/*.o module/.*.cmd
 
-.PHONY: all module unit tools check clean
+.PHONY: all module unit tools check demo bench clean

@@ -6,13 +6,15 @@
 # Also the loop with no hog (the ideal) and the hog's throughput alone and
 # during the loops (from its write accounting, /proc/PID/io wchar).
 #
-# Usage: experiment.sh [LOOPS] [MODES] [CHECK] [PARAMS]
+# Usage: experiment.sh [LOOPS] [MODES] [CHECK] [PARAMS] [HOG]
+#   HOG "file" (default: one big file, like cp /dev/zero) or "many" (1 MB
+#   files one after another from one process, like untar or rsync)
 #   MODES "stock pwthrottle" (default); CHECK=1 adds a pass/fail line that
 #   fails only on a gross regression (pwthrottle's median loop slower than
 #   stock's), for make check.
 # Machine-readable output on fd 3:
-#   RESULT series=6.1 mode=stock hog=1 loop=3 secs=8.41
-#   HOG series=6.1 mode=stock phase=alone|loops mibps=19.4 disk_mibps=19.6
+#   RESULT series=6.1 mode=stock hog=0|file|many loop=3 secs=8.41
+#   HOG series=6.1 mode=stock hog=file phase=alone|loops mibps=19.4 disk_mibps=19.6
 #     mibps: what the hog wrote (wchar); disk_mibps: what reached the disk.
 #     With the hog alone, disk_mibps is its bandwidth; mibps also moves with
 #     the dirty backlog (pwthrottle drains the one built before the
@@ -24,6 +26,7 @@ LOOPS=${1:-5}
 MODES=${2:-stock pwthrottle}
 CHECK=${3:-0}
 PARAMS=${4:-}	# module parameters, e.g. "write_chunk_pages=1024"
+HOG=${5:-file}
 WARMUP=10	# Andrea: "wait just a few seconds" for the prediction to build
 ALONE=6
 
@@ -80,29 +83,35 @@ for mode in $MODES; do
 	log "== $mode: with hog"
 	sampler $mode &
 	samp=$!
-	/bin/pwt-writer /mnt/hog 1800 -t 600 > /dev/null 2>&1 &
+	# Bigger than the run can write, so the hog never finishes early.
+	mkdir -p /mnt/hogdir
+	if [ "$HOG" = many ]; then
+		/bin/pwt-writer /mnt/hogdir/f 3500 -f 1 -t 600 > /dev/null 2>&1 &
+	else
+		/bin/pwt-writer /mnt/hogdir/zero 3500 -t 600 > /dev/null 2>&1 &
+	fi
 	hog=$!
 	sleep $WARMUP
 	w0=$(wchar $hog); d0=$(disk_bytes); t0=$(now)
 	sleep $ALONE
 	w1=$(wchar $hog); d1=$(disk_bytes); t1=$(now)
 	dt=$(awk -v a=$t0 -v b=$t1 'BEGIN { print b - a }')
-	say "HOG series=$SERIES mode=$mode phase=alone mibps=$(rate $((w1 - w0)) $dt) disk_mibps=$(rate $((d1 - d0)) $dt)"
+	say "HOG series=$SERIES mode=$mode hog=$HOG phase=alone mibps=$(rate $((w1 - w0)) $dt) disk_mibps=$(rate $((d1 - d0)) $dt)"
 	l=1
 	: > /tmp/loops.$mode
 	while [ $l -le "$LOOPS" ]; do
 		s=$(ten_writes)
 		echo "$s" >> /tmp/loops.$mode
-		say "RESULT series=$SERIES mode=$mode hog=1 loop=$l secs=$s"
+		say "RESULT series=$SERIES mode=$mode hog=$HOG loop=$l secs=$s"
 		l=$((l + 1))
 	done
 	w2=$(wchar $hog); d2=$(disk_bytes); t2=$(now)
 	dt=$(awk -v a=$t1 -v b=$t2 'BEGIN { print b - a }')
-	say "HOG series=$SERIES mode=$mode phase=loops mibps=$(rate $((w2 - w1)) $dt) disk_mibps=$(rate $((d2 - d1)) $dt)"
+	say "HOG series=$SERIES mode=$mode hog=$HOG phase=loops mibps=$(rate $((w2 - w1)) $dt) disk_mibps=$(rate $((d2 - d1)) $dt)"
 	[ "$mode" = pwthrottle ] && log "$(cat $DBG/stats | tr '\n' ' ')"
 	kill $hog $samp
 	wait $hog $samp 2>/dev/null
-	rm -f /mnt/hog
+	rm -rf /mnt/hogdir
 	sync
 	[ "$mode" = pwthrottle ] && unload
 done
