@@ -368,7 +368,10 @@ static int __init pwt_init(void)
 
 out_debugfs:
 	pwt_debugfs_exit();
+	/* The refresh work sweeps the table: stop it before freeing that. */
+	pwt_knobs_exit();
 	pwt_tasks_exit();
+	return ret;
 out_knobs:
 	pwt_knobs_exit();
 	return ret;

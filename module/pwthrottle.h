@@ -94,7 +94,7 @@ struct pwt_stats {
 	u64 forced_pages;	/* pages written back by force */
 	u64 async_eagain;	/* BDP_ASYNC callers told to retry */
 	u64 skipped;		/* over, but unsafe to write back here */
-	u64 drops;		/* no entry: table full or no memory */
+	u64 drops;		/* calls with no entry: table full or no memory */
 };
 
 DECLARE_PER_CPU(struct pwt_stats, pwt_stats);
