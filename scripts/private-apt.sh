@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# private-apt.sh: sourced by scripts that download Debian packages
+# (fetch-kernel, fetch-source). apt_setup fills APTOPTS with options that
+# make apt-get/apt-cache use their own sources, lists and archives under
+# $PWT_CACHE/apt, so the host's apt configuration and state stay untouched.
+# Needs CACHE set and a log function.
+
+APTDIR=$CACHE/apt
+APTOPTS=()
+
+# The Debian mirror the host already uses (deb822 or one-line format).
+host_mirror() {
+	local uri
+	uri=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+		awk '/^URIs:/ {u=$2} /^Suites:/ && / bookworm( |$)/ {print u; exit}')
+	[ -n "$uri" ] || uri=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+		awk '$1=="deb" && $3=="bookworm" {print $2; exit}')
+	echo "${PWT_DEBIAN_MIRROR:-$uri}"
+}
+
+apt_setup() {
+	local mirror
+	mkdir -p "$APTDIR/lists/partial" "$APTDIR/archives/partial" "$APTDIR/parts"
+	mirror=$(host_mirror)
+	[ -n "$mirror" ] || { log "cannot find the host's Debian mirror; set PWT_DEBIAN_MIRROR"; exit 1; }
+	cat > "$APTDIR/sources.list" <<-SRC
+	deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main
+	deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-updates main
+	deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-backports main
+	deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/debian*}/debian-security bookworm-security main
+	SRC
+	APTOPTS=(-o "Dir::Etc::SourceList=$APTDIR/sources.list"
+		 -o "Dir::Etc::SourceParts=$APTDIR/parts"
+		 -o "Dir::State::Lists=$APTDIR/lists"
+		 -o "Dir::Cache::Archives=$APTDIR/archives"
+		 -o "Dir::Cache::pkgcache=$APTDIR/pkgcache.bin"
+		 -o "Dir::Cache::srcpkgcache=$APTDIR/srcpkgcache.bin"
+		 -o "Dir::State::status=/dev/null"
+		 -o "APT::Architecture=amd64"
+		 -o "APT::Sandbox::User=root")
+	# Refresh the private lists at most once a day.
+	if [ -z "$(find "$APTDIR/lists" -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null | head -1)" ]; then
+		log "updating private apt lists"
+		apt-get "${APTOPTS[@]}" -q update >&2
+	fi
+}
