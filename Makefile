@@ -8,6 +8,13 @@
 #   make check           everything: deps, kernels, W=1 builds, unit + VM tests
 #   make bench           the full benchmark matrix into bench/results/
 #   make unit            host unit tests only (ASan/UBSan), no VM
+#   make lint            checkpatch, sparse, clang-format (scripts/lint)
+#   make install         modules_install into /lib/modules/REL/extra + depmod
+#   make uninstall       remove it again
+#   make dkms-install    copy the sources to /usr/src/pwthrottle-VERSION and
+#                        dkms add, build, install (rebuilt for new kernels)
+#   make dkms-uninstall  dkms remove from every kernel, delete the sources
+#   make sign KEY=K CERT=C   sign pwthrottle.ko (KO=...) with scripts/sign-file
 #   make clean
 
 PWT_CACHE ?= /var/tmp/pwthrottle
@@ -17,6 +24,33 @@ KDIR ?= $(PWT_CACHE)/kernels/$(KVER)/build
 else
 KDIR ?= /lib/modules/$(shell uname -r)/build
 endif
+
+# The release KDIR's headers are for, as uname -r prints it. Not "make
+# kernelrelease": Debian's 6.1 headers answer 6.1.x there, which would put
+# the module in a directory no running kernel looks at.
+KRELEASE = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+		$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+# kbuild's default changed from extra/ (6.1) to updates/ (6.12): pin it so
+# uninstall knows where to look.
+INSTALL_MOD_DIR ?= extra
+export INSTALL_MOD_DIR
+MODDIR = $(INSTALL_MOD_PATH)/lib/modules/$(KRELEASE)
+DEPMOD ?= depmod
+# kbuild's own depmod step skips itself without System.map, which headers
+# packages do not ship, so run it ourselves.
+DEPMOD_CMD = $(DEPMOD) $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KRELEASE)
+
+PWT_VERSION := $(shell sed -n 's/^PWT_VERSION *:= *//p' Kbuild)
+DKMS ?= dkms
+# dkms's source tree; DKMS_FLAGS go to every dkms call (e.g. --dkmstree),
+# DKMS_KFLAGS to build and install (e.g. -k REL --kernelsourcedir DIR).
+DKMS_SOURCE_TREE ?= /usr/src
+DKMS_DIR = $(DKMS_SOURCE_TREE)/pwthrottle-$(PWT_VERSION)
+DKMS_CMD = $(DKMS) --sourcetree $(DKMS_SOURCE_TREE) $(DKMS_FLAGS)
+
+# make sign: the kernel's hash by default (Debian: sha256).
+KO ?= pwthrottle.ko
+SIG_HASH ?= sha256
 
 CC ?= gcc
 SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -43,6 +77,42 @@ tools: build/tools/pwt-writer
 check:
 	scripts/check
 
+lint:
+	scripts/lint
+
+install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KERNELRELEASE=$(KRELEASE) modules_install
+	$(DEPMOD_CMD)
+
+uninstall:
+	rm -f $(MODDIR)/$(INSTALL_MOD_DIR)/pwthrottle.ko*
+	$(DEPMOD_CMD)
+
+# Sources only: objects of an earlier "make" stay behind. A second
+# dkms-install replaces the first.
+dkms-install: dkms-uninstall
+	mkdir -p $(DKMS_DIR)/module $(DKMS_DIR)/include
+	cp Kbuild Makefile dkms.conf $(DKMS_DIR)/
+	cp module/*.c module/*.h $(DKMS_DIR)/module/
+	cp include/*.h $(DKMS_DIR)/include/
+	$(DKMS_CMD) add -m pwthrottle -v $(PWT_VERSION)
+	$(DKMS_CMD) build -m pwthrottle -v $(PWT_VERSION) $(DKMS_KFLAGS)
+	$(DKMS_CMD) install -m pwthrottle -v $(PWT_VERSION) $(DKMS_KFLAGS)
+
+dkms-uninstall:
+	if [ -n "$$($(DKMS_CMD) status pwthrottle/$(PWT_VERSION))" ]; then \
+		$(DKMS_CMD) remove pwthrottle/$(PWT_VERSION) --all; \
+	fi
+	rm -rf $(DKMS_DIR)
+
+# Sign after anything that strips the module: stripping drops the signature.
+sign:
+	@if [ -z "$(KEY)" ] || [ -z "$(CERT)" ]; then \
+		echo "usage: make sign KEY=key.pem CERT=cert.der [KO=pwthrottle.ko]" >&2; \
+		exit 1; \
+	fi
+	$(KDIR)/scripts/sign-file $(SIG_HASH) $(KEY) $(CERT) $(KO)
+
 demo:
 	scripts/demo
 
@@ -53,4 +123,5 @@ clean:
 	rm -rf build
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers module/*.o module/.*.cmd
 
-.PHONY: all module unit tools check demo bench clean
+.PHONY: all module unit tools check demo bench lint install uninstall \
+	dkms-install dkms-uninstall sign clean
