@@ -53,7 +53,9 @@
  * Costs on the hot path: an SRCU read lock (per-CPU), an RCU hash lookup by
  * pid, and a few adds on the task's own entry; every ratelimit_pages pages a
  * decision reads four vmstat counters. No shared cacheline is written per
- * call: statistics are per CPU.
+ * call: statistics are per CPU. The trace events of include/pwt_trace.h
+ * (pwthrottle:pwt_decision at each decision, pwthrottle:pwt_throttle after
+ * each forced writeback) are a static branch each while disabled.
  *
  * Where pwthrottle stays out of the way (pass straight through):
  * dirty_ratio_centisecs == 0; BDP_ASYNC callers (io_uring NOWAIT) are never
@@ -81,6 +83,9 @@
 #include <linux/fs.h>
 #include "pwt_compat.h"
 #include "pwthrottle.h"
+
+#define CREATE_TRACE_POINTS
+#include "pwt_trace.h"
 
 /* Decide every 8 pages once over, like the stock dirty_exceeded ratelimit. */
 #define PWT_OVER_RATELIMIT 8
@@ -171,8 +176,10 @@ static unsigned long pwt_device_writeback(struct inode *inode)
  * never gets more than two chunks ahead of it. Killable, and bounded by
  * max_pause_ms like the kernel's own pause in balance_dirty_pages(); it also
  * ends when the task is no longer predicted over, or when rmmod begins.
+ * Returns why it ended, for the pwt_throttle trace event.
  */
-static void pwt_wait_device(struct pwt_task *t, struct inode *inode, long chunk)
+static enum pwt_wait_end pwt_wait_device(struct pwt_task *t,
+					 struct inode *inode, long chunk)
 {
 	unsigned long deadline = jiffies +
 		msecs_to_jiffies(READ_ONCE(pwt_max_pause_ms.val));
@@ -180,15 +187,19 @@ static void pwt_wait_device(struct pwt_task *t, struct inode *inode, long chunk)
 	bool over = true;
 
 	while (pwt_device_writeback(inode) > 2 * chunk) {
-		if (fatal_signal_pending(current) || READ_ONCE(pwt_unloading) ||
-		    time_after_eq(jiffies, deadline))
-			break;
+		if (fatal_signal_pending(current))
+			return PWT_WAIT_KILLED;
+		if (READ_ONCE(pwt_unloading))
+			return PWT_WAIT_UNLOADING;
+		if (time_after_eq(jiffies, deadline))
+			return PWT_WAIT_DEADLINE;
 		pwt_read_global(&g);
 		if (!pwt_decide(&g, t->pred.future_dirty, &over))
-			break;
+			return PWT_WAIT_NOT_OVER;
 		__set_current_state(TASK_KILLABLE);
 		io_schedule_timeout(PWT_POLL_JIFFIES);
 	}
+	return PWT_WAIT_DONE;
 }
 
 static void pwt_force_writeback(struct pwt_task *t, struct address_space *mapping)
@@ -202,7 +213,9 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		.range_end	= LLONG_MAX,
 	};
 	u64 t0 = ktime_get_ns();
+	enum pwt_wait_end end;
 	long written;
+	u64 held;
 
 	t->busy = true;
 	/*
@@ -212,15 +225,17 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	 */
 	filemap_fdatawrite_wbc(mapping, &wbc);
 	written = max(2 * chunk - wbc.nr_to_write, 0L);
-	pwt_wait_device(t, mapping->host, chunk);
+	end = pwt_wait_device(t, mapping->host, chunk);
 	t->busy = false;
+	held = ktime_get_ns() - t0;
 
 	t->since_writeback = 0;
 	WRITE_ONCE(t->throttles, t->throttles + 1);
 	WRITE_ONCE(t->forced_pages, t->forced_pages + written);
-	WRITE_ONCE(t->throttled_ns, t->throttled_ns + ktime_get_ns() - t0);
+	WRITE_ONCE(t->throttled_ns, t->throttled_ns + held);
 	pwt_stat_add(throttles, 1);
 	pwt_stat_add(forced_pages, written);
+	trace_pwt_throttle(written, held, end);
 }
 
 /*
@@ -235,8 +250,8 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	struct task_struct *tsk = current;
 	struct pwt_global g;
 	struct pwt_task *t;
+	unsigned int limit, dirtied;
 	bool over, throttle;
-	unsigned int limit;
 	u64 delta;
 
 	if (tsk->flags & PF_EXITING)
@@ -257,6 +272,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	limit = t->over ? PWT_OVER_RATELIMIT : READ_ONCE(pwt_ratelimit_pages.val);
 	if (likely(t->since_check < limit))
 		return 0;
+	dirtied = t->since_check;
 	t->since_check = 0;
 	pwt_stat_add(checks, 1);
 
@@ -264,6 +280,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	over = t->over;
 	throttle = pwt_decide(&g, t->pred.future_dirty, &over);
 	WRITE_ONCE(t->over, over);
+	trace_pwt_decision(t->pred.future_dirty, dirtied, &g, over, throttle);
 	if (!throttle || t->since_writeback < READ_ONCE(pwt_write_chunk_pages.val))
 		return 0;
 	if (flags & BDP_ASYNC) {
