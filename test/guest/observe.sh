@@ -40,6 +40,7 @@ nthr=$(wc -l < /tmp/thr.trace)
 lost=$(cat $T/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
 log "trace: $ndec pwt_decision ($checks decisions), $nthr pwt_throttle ($thr throttles), overrun $lost"
 log "$(head -n 1 /tmp/dec.trace)"
+log "$(grep -m 1 'over=1 throttle=1' /tmp/dec.trace)"
 log "$(head -n 1 /tmp/thr.trace)"
 expect decision_event_fires "pwt_decision events ($ndec) > 0" [ "$ndec" -gt 0 ]
 expect throttle_event_fires "pwt_throttle events ($nthr) > 0" [ "$nthr" -gt 0 ]
@@ -94,7 +95,7 @@ observe() {
 	rm -f /mnt/hog /mnt/light
 	sync
 	log "pwtop $1 (exit $top_rc): hog pid $hog, light pid $light; light: $(cat /tmp/$1.light)"
-	sed 's/^/# /' /tmp/$1.txt /tmp/$1.err
+	sed 's/^/# /' /tmp/$1.txt /tmp/$1.json /tmp/$1.err
 }
 
 # --- pwthrottle loaded: the hog carries the throttling, the light writer
