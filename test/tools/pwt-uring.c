@@ -10,7 +10,17 @@
  *     submitting task first and, on -EAGAIN, again from an io-wq worker
  *     ("iou-wrk-PID"), which is what the NOWAIT test looks at.
  *
- * Prints "pid=P bytes=N secs=S" and exits 0 only if every completion wrote
+ * Two things would make every NOWAIT write fail before it dirties a page,
+ * so that balance_dirty_pages() never sees a BDP_ASYNC caller: a write
+ * beyond EOF (XFS must zero up to it), and a write that has to update
+ * mtime (file_modified() refuses that under IOCB_NOWAIT, and with coarse
+ * timestamps nearly every write of a slow guest does). So the file is
+ * truncated up to its full size first and, on XFS, written through a
+ * descriptor from XFS's open-by-handle, which sets FMODE_NOCMTIME
+ * ("invisible I/O", as HSMs use; root only). Elsewhere a plain descriptor
+ * is used and the output says nocmtime=0.
+ *
+ * Prints "pid=P bytes=N secs=S nocmtime=0|1" and exits 0 only if every completion wrote
  * all it was asked to; any error or short write is named.
  */
 #define _GNU_SOURCE
@@ -20,10 +30,59 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "pwt-pattern.h"
+
+/* XFS's handle ioctls (xfs_fs.h, which the host may lack). */
+struct xfs_handlereq {
+	__u32 fd;
+	void *path;
+	__u32 oflags;
+	void *ihandle;
+	__u32 ihandlen;
+	void *ohandle;
+	__u32 *ohandlen;
+};
+
+#define XFS_IOC_FD_TO_HANDLE	_IOWR('X', 106, struct xfs_handlereq)
+#define XFS_IOC_OPEN_BY_HANDLE	_IOWR('X', 107, struct xfs_handlereq)
+
+/*
+ * A second descriptor for @fd's file @path with FMODE_NOCMTIME, or -1. The
+ * open ioctl wants a directory of the filesystem: the file's own.
+ */
+static int open_nocmtime(const char *path, int fd)
+{
+	unsigned char handle[256];
+	struct xfs_handlereq req;
+	__u32 len = sizeof(handle);
+	char dir[4096], *slash;
+	int dfd, ret;
+
+	memset(&req, 0, sizeof(req));
+	req.fd = fd;
+	req.ohandle = handle;
+	req.ohandlen = &len;
+	if (ioctl(fd, XFS_IOC_FD_TO_HANDLE, &req))
+		return -1;
+	memset(&req, 0, sizeof(req));
+	req.ihandle = handle;
+	req.ihandlen = len;
+	req.oflags = O_WRONLY;
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY);
+	if (dfd < 0)
+		return -1;
+	ret = ioctl(dfd, XFS_IOC_OPEN_BY_HANDLE, &req);
+	close(dfd);
+	return ret;
+}
 
 struct ring {
 	int fd;
@@ -104,7 +163,7 @@ int main(int argc, char **argv)
 	struct ring r;
 	size_t bs;
 	double t0;
-	int opt, fd;
+	int opt, fd, hfd;
 
 	while ((opt = getopt(argc, argv, "q:b:s:")) != -1) {
 		switch (opt) {
@@ -129,6 +188,16 @@ int main(int argc, char **argv)
 	if (fd < 0) {
 		fprintf(stderr, "pwt-uring: open %s: %s\n", argv[optind], strerror(errno));
 		return 1;
+	}
+	/* See the top of the file: no write beyond EOF, no mtime update. */
+	if (ftruncate(fd, total)) {
+		fprintf(stderr, "pwt-uring: ftruncate: %s\n", strerror(errno));
+		return 1;
+	}
+	hfd = open_nocmtime(argv[optind], fd);
+	if (hfd >= 0) {
+		close(fd);
+		fd = hfd;
 	}
 	if (ring_init(&r, depth)) {
 		fprintf(stderr, "pwt-uring: io_uring setup: %s\n", strerror(errno));
@@ -195,7 +264,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	close(fd);
-	printf("pid=%d bytes=%llu secs=%.3f\n", getpid(), done, pwt_now() - t0);
+	printf("pid=%d bytes=%llu secs=%.3f nocmtime=%d\n", getpid(), done, pwt_now() - t0,
+	       hfd >= 0);
 	return 0;
 usage:
 	fprintf(stderr, "usage: pwt-uring FILE MB [-q DEPTH] [-b KB] [-s SEED]\n");
