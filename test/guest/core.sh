@@ -50,8 +50,17 @@ unload
 peak_stock=$(peak_run stock)
 load
 log "peak Dirty+Writeback: pwthrottle ${peak_mod} KiB, stock ${peak_stock} KiB"
-expect dirty_peak_lower "pwthrottle peak $peak_mod KiB < 75% of stock $peak_stock KiB" \
-	[ $((peak_mod * 100)) -lt $((peak_stock * 75)) ]
+# Stock must first show the problem: its hog fills the dirty budget up to the
+# threshold. On a CPU-starved host (TCG beside other guests) it cannot dirty
+# faster than the disk writes and never gets there; then the comparison
+# says nothing, so it is skipped rather than passed or failed.
+thresh_kb=$(( $(stat_of dirty_thresh) * 4 ))
+if [ $((peak_stock * 100)) -lt $((thresh_kb * 60)) ]; then
+	skip dirty_peak_lower "stock peak $peak_stock KiB never neared the $thresh_kb KiB threshold (host too slow)"
+else
+	expect dirty_peak_lower "pwthrottle peak $peak_mod KiB < 75% of stock $peak_stock KiB" \
+		[ $((peak_mod * 100)) -lt $((peak_stock * 75)) ]
+fi
 
 # --- dirty_ratio_centisecs=0: pure pass-through, nothing counted. ---
 echo 0 > $SYSCTL
