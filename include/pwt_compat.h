@@ -10,6 +10,7 @@
 #include <linux/ftrace.h>
 #include <linux/sysctl.h>
 #include <linux/writeback.h>
+#include <linux/backing-dev.h>
 
 /*
  * Versions are told apart by what the headers provide, not by version
@@ -49,5 +50,25 @@
 #else
 #define PWT_CTL_TABLE struct ctl_table
 #endif
+
+/*
+ * The bdi_writeback an inode writes back through. With cgroup writeback
+ * (Debian's configs) inode->i_wb is NULL until the inode is attached on
+ * its first dirtied folio, and the hook runs before a write dirties its
+ * first page (iomap on both kernels, generic_perform_write() from 6.12):
+ * inode_to_wb() would hand us that NULL. An unattached inode has nothing
+ * dirty of its own; the device's root wb stands for it. The caller holds
+ * rcu_read_lock(): a wb switched away from is freed after a grace period.
+ */
+static inline struct bdi_writeback *pwt_inode_wb(struct inode *inode)
+{
+#ifdef CONFIG_CGROUP_WRITEBACK
+	struct bdi_writeback *wb = READ_ONCE(inode->i_wb);
+
+	if (wb)
+		return wb;
+#endif
+	return &inode_to_bdi(inode)->wb;
+}
 
 #endif /* _PWT_COMPAT_H */

@@ -156,15 +156,16 @@ static bool pwt_may_writeback(struct address_space *mapping)
 
 /*
  * Pages under writeback on the device @inode writes to: the inode's
- * bdi_writeback (per cgroup with cgroup writeback). wbs are freed after an
- * RCU grace period, hence the read lock around the lookup and the read.
+ * bdi_writeback (per cgroup with cgroup writeback; see pwt_inode_wb() for
+ * an inode not attached yet). wbs are freed after an RCU grace period,
+ * hence the read lock around the lookup and the read.
  */
 static unsigned long pwt_device_writeback(struct inode *inode)
 {
 	unsigned long nr;
 
 	rcu_read_lock();
-	nr = wb_stat(inode_to_wb(inode), WB_WRITEBACK);
+	nr = wb_stat(pwt_inode_wb(inode), WB_WRITEBACK);
 	rcu_read_unlock();
 	return nr;
 }

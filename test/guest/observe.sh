@@ -11,6 +11,14 @@ EV=$T/events/pwthrottle
 PWT_W=/bin/pwt-writer
 PWTOP=/bin/pwtop
 
+# No comm recording: enabling the first event and disabling the last would
+# otherwise hook sched_switch and sched_wakeup, patching __schedule() while
+# the other vCPU runs it, and QEMU's TCG has been seen to keep executing a
+# stale int3 there (a CPU looping in exc_int3 on a site that holds a NOP,
+# IRQs off, the patching CPU waiting for it forever). Our events carry pid
+# and comm themselves.
+echo 0 > $T/options/record-cmd
+
 mount_scratch
 dmesg_mark
 load
