@@ -52,6 +52,17 @@
 #endif
 
 /*
+ * Where the body of a traced function starts: after its ENDBR (IBT
+ * kernels, 6.12) and the 5-byte fentry site that ftrace patches. See
+ * pwt_call_original in main.c.
+ */
+#ifdef CONFIG_X86_KERNEL_IBT
+#define PWT_BODY_OFFSET 9
+#else
+#define PWT_BODY_OFFSET 5
+#endif
+
+/*
  * The bdi_writeback an inode writes back through. With cgroup writeback
  * (Debian's configs) inode->i_wb is NULL until the inode is attached on
  * its first dirtied folio, and the hook runs before a write dirties its
