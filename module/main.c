@@ -352,9 +352,10 @@ static void notrace pwt_ftrace_thunk(unsigned long ip, unsigned long parent_ip,
 
 /*
  * pwt_call_original jumps to a fixed offset: check that the function
- * starts as the compiler lays out a traced function on this kernel, ENDBR64
- * (or its sealed form) on IBT kernels and then the fentry site, a 5-byte NOP (or a call, when
- * another tracer is attached). Anything else, and we refuse to load.
+ * starts as the compiler lays out a traced function on this kernel. On IBT
+ * kernels that is ENDBR64 (or its sealed form) first; then, on all, the
+ * fentry site: a 5-byte NOP, or a call when another tracer is attached.
+ * Anything else, and we refuse to load.
  */
 static int __init pwt_check_prologue(void)
 {
@@ -364,10 +365,11 @@ static int __init pwt_check_prologue(void)
 	static const u8 nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	const u8 *p = (const u8 *)balance_dirty_pages_ratelimited_flags;
 	const u8 *site = p + PWT_BODY_OFFSET - MCOUNT_INSN_SIZE;
+	bool entry_ok = !IS_ENABLED(CONFIG_X86_KERNEL_IBT) ||
+			!memcmp(p, endbr64, sizeof(endbr64)) ||
+			!memcmp(p, sealed, sizeof(sealed));
 
-	if ((site == p || !memcmp(p, endbr64, sizeof(endbr64)) ||
-	     !memcmp(p, sealed, sizeof(sealed))) &&
-	    (!memcmp(site, nop5, sizeof(nop5)) || site[0] == 0xe8))
+	if (entry_ok && (!memcmp(site, nop5, sizeof(nop5)) || site[0] == 0xe8))
 		return 0;
 	pr_err("balance_dirty_pages_ratelimited_flags does not start as expected (%*ph): unsupported kernel build\n",
 	       PWT_BODY_OFFSET, p);
