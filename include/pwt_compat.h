@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Every difference between the supported kernels lives here, so the rest of
- * pwthrottle reads like one kernel's code. Supported: Debian 12's 6.1 and
- * bookworm-backports' 6.12.
+ * pwthrottle reads like one kernel's code. Supported: Debian 12's 6.1,
+ * bookworm-backports' 6.12, Debian 13's 6.12 (also PREEMPT_RT) and
+ * trixie-backports' 7.x. Kbuild defines the PWT_HAVE_* tests from what the
+ * kernel's headers declare.
  */
 #ifndef _PWT_COMPAT_H
 #define _PWT_COMPAT_H
@@ -16,6 +18,9 @@
  * Versions are told apart by what the headers provide, not by version
  * numbers, so a distribution kernel with backports builds right too.
  */
+#include <linux/pagemap.h>
+#include <linux/fs.h>
+
 #ifndef BDP_ASYNC
 #error "pwthrottle needs balance_dirty_pages_ratelimited_flags() (Linux 6.1 or later)"
 #endif
@@ -81,5 +86,47 @@ static inline struct bdi_writeback *pwt_inode_wb(struct inode *inode)
 #endif
 	return &inode_to_bdi(inode)->wb;
 }
+
+/*
+ * Start WB_SYNC_NONE writeback of at most wbc->nr_to_write pages of one
+ * file. 6.19 removed filemap_fdatawrite_wbc(); what replaced it either
+ * has no page budget (filemap_flush_range()) or is exported to btrfs alone
+ * (filemap_flush_nr()). So on such kernels do what it did, from exported
+ * pieces: attach the inode's wb to the wbc (cgroup writeback accounting),
+ * the filesystem's ->writepages(), detach. What this skips of
+ * do_writepages() is its write-bandwidth bookkeeping, which the flusher
+ * and balance_dirty_pages() keep up to date anyway, and its -ENOMEM
+ * retry, which is for WB_SYNC_ALL only.
+ */
+static inline int pwt_fdatawrite_wbc(struct address_space *mapping,
+				     struct writeback_control *wbc)
+{
+#ifdef PWT_HAVE_FDATAWRITE_WBC
+	return filemap_fdatawrite_wbc(mapping, wbc);
+#else
+	int ret;
+
+	if (!mapping_tagged(mapping, PAGECACHE_TAG_DIRTY) ||
+	    !mapping->a_ops->writepages)
+		return 0;
+	wbc_attach_fdatawrite_inode(wbc, mapping->host);
+	ret = mapping->a_ops->writepages(mapping, wbc);
+	wbc_detach_inode(wbc);
+	return ret;
+#endif
+}
+
+/*
+ * sched_process_exit's probe: the tracepoint gained "bool group_dead" in
+ * 6.16. A probe must match the tracepoint's prototype exactly (kCFI checks
+ * indirect calls by type), so the extra argument is declared where it
+ * exists, and ignored.
+ */
+#ifdef PWT_HAVE_EXIT_GROUP_DEAD
+#define PWT_EXIT_PROBE(name) \
+	void name(void *data, struct task_struct *p, bool group_dead)
+#else
+#define PWT_EXIT_PROBE(name) void name(void *data, struct task_struct *p)
+#endif
 
 #endif /* _PWT_COMPAT_H */

@@ -224,7 +224,7 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	 * the mapping (mapping_set_error()) for the application's fsync() to
 	 * report, and nothing here consumes it.
 	 */
-	filemap_fdatawrite_wbc(mapping, &wbc);
+	pwt_fdatawrite_wbc(mapping, &wbc);
 	written = max(2 * chunk - wbc.nr_to_write, 0L);
 	end = pwt_wait_device(t, mapping->host, chunk);
 	t->busy = false;

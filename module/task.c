@@ -5,7 +5,10 @@
  * Lookups run under RCU on every hooked call; inserts and removals take
  * pwt_tasks_lock, which is only ever taken in process context (the write
  * path, the sched_process_exit probe, the sweep work), never from an
- * interrupt, so a plain spin_lock() suffices. Entries are freed with
+ * interrupt, so no irq-disabling variant is needed. It is a raw spinlock
+ * because the exit probe runs with preemption disabled before 7.0, and on
+ * PREEMPT_RT a spinlock_t is a sleeping lock there. Every hold is short:
+ * one hash chain (the sweep takes it per bucket). Entries are freed with
  * call_rcu() and rmmod waits for them with rcu_barrier(). We do not use
  * kfree_rcu(): before 6.12 nothing lets a module wait for its batched frees
  * before destroying the slab cache.
@@ -27,10 +30,11 @@
 #include <linux/pid_namespace.h>
 #include <linux/string.h>
 #include <linux/jiffies.h>
+#include "pwt_compat.h"
 #include "pwthrottle.h"
 
 DEFINE_HASHTABLE(pwt_tasks_hash, PWT_HASH_BITS);
-static DEFINE_SPINLOCK(pwt_tasks_lock);
+static DEFINE_RAW_SPINLOCK(pwt_tasks_lock);
 static unsigned int pwt_nr_tasks;	/* under pwt_tasks_lock */
 static struct kmem_cache *pwt_task_cache;
 static struct tracepoint *pwt_exit_tp;
@@ -73,14 +77,23 @@ struct pwt_task *pwt_task_get(void)
 {
 	struct task_struct *tsk = current;
 	struct pwt_task *t, *stale;
+	bool found;
 
+	/*
+	 * Compared inside the read section: an entry of this pid's previous
+	 * owner may be swept and freed at any time. Our own entry may not
+	 * (see the top of this file), so it stays valid after the unlock.
+	 */
 	rcu_read_lock();
 	t = pwt_task_find(tsk->pid);
+	found = t;
+	if (t && t->start_time != tsk->start_time)
+		t = NULL;
 	rcu_read_unlock();
-	if (likely(t && t->start_time == tsk->start_time))
+	if (likely(t))
 		return t;
 
-	if (READ_ONCE(pwt_nr_tasks) >= READ_ONCE(pwt_max_tasks.val) && !t)
+	if (READ_ONCE(pwt_nr_tasks) >= READ_ONCE(pwt_max_tasks.val) && !found)
 		goto drop;
 	t = kmem_cache_zalloc(pwt_task_cache, GFP_NOWAIT | __GFP_NOWARN);
 	if (!t)
@@ -93,19 +106,19 @@ struct pwt_task *pwt_task_get(void)
 	/* nr_dirtied counts from 0 at fork; pages before this call count too. */
 	t->nr_dirtied_seen = 0;
 
-	spin_lock(&pwt_tasks_lock);
+	raw_spin_lock(&pwt_tasks_lock);
 	/* A previous owner of this pid is dead: its entry goes. */
 	stale = pwt_task_find(tsk->pid);
 	if (stale)
 		pwt_task_unhash(stale);
 	if (pwt_nr_tasks >= READ_ONCE(pwt_max_tasks.val)) {
-		spin_unlock(&pwt_tasks_lock);
+		raw_spin_unlock(&pwt_tasks_lock);
 		kmem_cache_free(pwt_task_cache, t);
 		goto drop;
 	}
 	hash_add_rcu(pwt_tasks_hash, &t->node, t->pid);
 	pwt_nr_tasks++;
-	spin_unlock(&pwt_tasks_lock);
+	raw_spin_unlock(&pwt_tasks_lock);
 	return t;
 
 drop:
@@ -114,10 +127,11 @@ drop:
 }
 
 /*
- * sched_process_exit runs in do_exit() in the exiting task's context with
- * preemption disabled: no sleeping here, and RCU read-side is implied.
+ * sched_process_exit runs in do_exit() in the exiting task's context:
+ * with preemption disabled before 7.0, under SRCU (preemptible) from 7.0
+ * on. So: no sleeping, and no assumption that RCU is held either way.
  */
-static void pwt_exit_probe(void *data, struct task_struct *p)
+static PWT_EXIT_PROBE(pwt_exit_probe)
 {
 	struct pwt_task *t;
 
@@ -126,10 +140,10 @@ static void pwt_exit_probe(void *data, struct task_struct *p)
 	rcu_read_unlock();
 	if (!t)
 		return;
-	spin_lock(&pwt_tasks_lock);
+	raw_spin_lock(&pwt_tasks_lock);
 	if (!hlist_unhashed(&t->node) && t->start_time == p->start_time)
 		pwt_task_unhash(t);
-	spin_unlock(&pwt_tasks_lock);
+	raw_spin_unlock(&pwt_tasks_lock);
 }
 
 /*
@@ -144,15 +158,18 @@ void pwt_tasks_sweep(void)
 	struct pwt_task *t;
 	int bkt;
 
-	spin_lock(&pwt_tasks_lock);
-	rcu_read_lock();
-	hash_for_each_safe(pwt_tasks_hash, bkt, tmp, t, node) {
-		tsk = pid_task(find_pid_ns(t->pid, &init_pid_ns), PIDTYPE_PID);
-		if (!tsk || tsk->start_time != t->start_time)
-			pwt_task_unhash(t);
+	/* Bucket by bucket: the raw lock is never held for the whole table. */
+	for (bkt = 0; bkt < HASH_SIZE(pwt_tasks_hash); bkt++) {
+		raw_spin_lock(&pwt_tasks_lock);
+		rcu_read_lock();
+		hlist_for_each_entry_safe(t, tmp, &pwt_tasks_hash[bkt], node) {
+			tsk = pid_task(find_pid_ns(t->pid, &init_pid_ns), PIDTYPE_PID);
+			if (!tsk || tsk->start_time != t->start_time)
+				pwt_task_unhash(t);
+		}
+		rcu_read_unlock();
+		raw_spin_unlock(&pwt_tasks_lock);
 	}
-	rcu_read_unlock();
-	spin_unlock(&pwt_tasks_lock);
 }
 
 static void pwt_find_exit_tp(struct tracepoint *tp, void *priv)
@@ -199,10 +216,10 @@ void pwt_tasks_exit(void)
 	int bkt;
 
 	pwt_tasks_stop();
-	spin_lock(&pwt_tasks_lock);
+	raw_spin_lock(&pwt_tasks_lock);
 	hash_for_each_safe(pwt_tasks_hash, bkt, tmp, t, node)
 		pwt_task_unhash(t);
-	spin_unlock(&pwt_tasks_lock);
+	raw_spin_unlock(&pwt_tasks_lock);
 	rcu_barrier();
 	kmem_cache_destroy(pwt_task_cache);
 }

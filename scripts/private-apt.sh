@@ -8,6 +8,8 @@
 
 APTDIR=$CACHE/apt
 APTOPTS=()
+PWT_APT_SUITES="bookworm trixie"
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 
 # The Debian mirror the host already uses (deb822 or one-line format).
 host_mirror() {
@@ -24,12 +26,22 @@ apt_setup() {
 	mkdir -p "$APTDIR/lists/partial" "$APTDIR/archives/partial" "$APTDIR/parts"
 	mirror=$(host_mirror)
 	[ -n "$mirror" ] || { log "cannot find the host's Debian mirror; set PWT_DEBIAN_MIRROR"; exit 1; }
-	cat > "$APTDIR/sources.list" <<-SRC
-	deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main
-	deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-updates main
-	deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-backports main
-	deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${mirror%/debian*}/debian-security bookworm-security main
-	SRC
+	# Both releases users run, each with its updates, backports and
+	# security suites: kernels are always named with their suite
+	# (linux-image-amd64/trixie), so mixing them here picks nothing by
+	# accident.
+		for suite in $PWT_APT_SUITES; do
+		echo "deb [signed-by=$KEYRING] $mirror $suite main"
+		echo "deb [signed-by=$KEYRING] $mirror $suite-updates main"
+		echo "deb [signed-by=$KEYRING] $mirror $suite-backports main"
+		echo "deb [signed-by=$KEYRING] ${mirror%/debian*}/debian-security $suite-security main"
+	done > "$APTDIR/sources.new"
+	# Replaced only when it changed: its mtime says when the lists are stale.
+	if cmp -s "$APTDIR/sources.new" "$APTDIR/sources.list"; then
+		rm "$APTDIR/sources.new"
+	else
+		mv "$APTDIR/sources.new" "$APTDIR/sources.list"
+	fi
 	APTOPTS=(-o "Dir::Etc::SourceList=$APTDIR/sources.list"
 		 -o "Dir::Etc::SourceParts=$APTDIR/parts"
 		 -o "Dir::State::Lists=$APTDIR/lists"
@@ -39,8 +51,10 @@ apt_setup() {
 		 -o "Dir::State::status=/dev/null"
 		 -o "APT::Architecture=amd64"
 		 -o "APT::Sandbox::User=root")
-	# Refresh the private lists at most once a day.
-	if [ -z "$(find "$APTDIR/lists" -maxdepth 1 -name '*Packages*' -mtime -1 2>/dev/null | head -1)" ]; then
+	# Refresh the private lists at most once a day, and when the sources
+	# changed.
+	if [ -z "$(find "$APTDIR/lists" -maxdepth 1 -name '*Packages*' -mtime -1 \
+			-newer "$APTDIR/sources.list" 2>/dev/null | head -1)" ]; then
 		log "updating private apt lists"
 		apt-get "${APTOPTS[@]}" -q update >&2
 	fi
