@@ -42,7 +42,10 @@
  * every call to pwt_balance_dirty_pages(), which accounts, maybe throttles,
  * and then calls the original so the stock throttle still applies after
  * ours. It enters the original past the ftrace site (pwt_call_original), so
- * the call is not redirected again.
+ * the call is not redirected again. On a kernel whose prologue is not the
+ * one pwt_call_original expects (or with direct_jump=0), it calls the
+ * original's entry instead, and the ftrace callback lets calls that return
+ * into our text through: correct everywhere, about twice the cost.
  *
  * Counting: current->nr_dirtied grows by folio_nr_pages() on every clean to
  * dirty transition and is reset only inside the original function, so the
@@ -95,6 +98,18 @@
 DEFINE_PER_CPU(struct pwt_stats, pwt_stats);
 DEFINE_STATIC_SRCU(pwt_srcu);
 static bool pwt_unloading;
+
+/*
+ * How the wrapper calls the original: a jump past its ftrace site, or a
+ * call through its entry that the ftrace callback recognises and lets
+ * through. The parameter can only ask for the second (a fallback to try
+ * if the first misbehaves, and how the tests run that path); the prologue
+ * check can also choose it. Fixed once the hook is live.
+ */
+static bool pwt_direct_jump = true;
+module_param_named(direct_jump, pwt_direct_jump, bool, 0444);
+MODULE_PARM_DESC(direct_jump,
+		 "Enter the hooked function past its ftrace site (1, default, if its prologue is as expected) or through its entry (0: slower)");
 
 void pwt_stats_sum(struct pwt_stats *sum)
 {
@@ -304,7 +319,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
  * hook's cost per call (6.12: 547 instructions per 4 KiB write, 277
  * without it; make bench). A direct jump needs no ENDBR on IBT kernels
  * (an indirect one would: the body is not a valid indirect target).
- * pwt_check_prologue() verifies the layout before the hook goes live.
+ * pwt_prologue_expected() verifies the layout before the hook goes live.
  */
 int pwt_call_original(struct address_space *mapping, unsigned int flags);
 asm(".pushsection .text, \"ax\"\n"
@@ -333,7 +348,8 @@ static int pwt_balance_dirty_pages(struct address_space *mapping,
 	if (READ_ONCE(pwt_ratio_centisecs) && !READ_ONCE(pwt_unloading))
 		ret = pwt_throttle(mapping, flags, &t);
 	if (!ret)
-		ret = pwt_call_original(mapping, flags);
+		ret = likely(pwt_direct_jump) ? pwt_call_original(mapping, flags) :
+		      balance_dirty_pages_ratelimited_flags(mapping, flags);
 	if (t)
 		t->nr_dirtied_seen = current->nr_dirtied;
 	srcu_read_unlock(&pwt_srcu, idx);
@@ -342,11 +358,16 @@ static int pwt_balance_dirty_pages(struct address_space *mapping,
 
 /*
  * The ftrace callback: atomic, so it only redirects. Our own wrapper
- * enters the original past this site (pwt_call_original), never through it.
+ * enters the original past this site (pwt_call_original), or, without the
+ * direct jump, through it: then the call returns into our text, and goes
+ * on to the original. The code after that call in the wrapper keeps it
+ * from being a tail jump, whose return address would be our caller's.
  */
 static void notrace pwt_ftrace_thunk(unsigned long ip, unsigned long parent_ip,
 				     struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
+	if (unlikely(!pwt_direct_jump) && within_module(parent_ip, THIS_MODULE))
+		return;
 	pwt_ftrace_set_ip(fregs, (unsigned long)pwt_balance_dirty_pages);
 }
 
@@ -355,9 +376,9 @@ static void notrace pwt_ftrace_thunk(unsigned long ip, unsigned long parent_ip,
  * starts as the compiler lays out a traced function on this kernel. On IBT
  * kernels that is ENDBR64 (or its sealed form) first; then, on all, the
  * fentry site: a 5-byte NOP, or a call when another tracer is attached.
- * Anything else, and we refuse to load.
+ * Anything else, and the wrapper calls the function's entry instead.
  */
-static int __init pwt_check_prologue(void)
+static bool __init pwt_prologue_expected(void)
 {
 	static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
 	/* What apply_seal_endbr() writes over the ENDBR of sealed functions. */
@@ -370,10 +391,10 @@ static int __init pwt_check_prologue(void)
 			!memcmp(p, sealed, sizeof(sealed));
 
 	if (entry_ok && (!memcmp(site, nop5, sizeof(nop5)) || site[0] == 0xe8))
-		return 0;
-	pr_err("balance_dirty_pages_ratelimited_flags does not start as expected (%*ph): unsupported kernel build\n",
-	       PWT_BODY_OFFSET, p);
-	return -ENOEXEC;
+		return true;
+	pr_warn("balance_dirty_pages_ratelimited_flags does not start as expected (%*ph): calling it through its entry (slower)\n",
+		PWT_BODY_OFFSET, p);
+	return false;
 }
 
 /*
@@ -391,9 +412,10 @@ static int __init pwt_hook_init(void)
 {
 	int ret;
 
-	ret = pwt_check_prologue();
-	if (ret)
-		return ret;
+	if (pwt_direct_jump && !pwt_prologue_expected())
+		pwt_direct_jump = false;
+	if (!pwt_direct_jump)
+		pr_info("re-entrant hook: the original is called through its entry\n");
 	ret = ftrace_set_filter_ip(&pwt_ftrace_ops,
 				   (unsigned long)balance_dirty_pages_ratelimited_flags,
 				   0, 0);

@@ -56,6 +56,6 @@ apt_setup() {
 	if [ -z "$(find "$APTDIR/lists" -maxdepth 1 -name '*Packages*' -mtime -1 \
 			-newer "$APTDIR/sources.list" 2>/dev/null | head -1)" ]; then
 		log "updating private apt lists"
-		apt-get "${APTOPTS[@]}" -q update >&2
+		apt-get "${APTOPTS[@]}" -q update >&2 || return 1
 	fi
 }

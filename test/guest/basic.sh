@@ -28,7 +28,7 @@ done
 expect sysctl_still_500 "after the rejections" [ "$(cat $SYSCTL)" = 500 ]
 
 # Module parameters: present, documented ranges enforced, old value kept.
-for p in dirty_ratio_centisecs max_tasks ratelimit_pages write_chunk_pages max_pause_ms; do
+for p in dirty_ratio_centisecs max_tasks ratelimit_pages write_chunk_pages max_pause_ms direct_jump; do
 	expect "param_$p" "present" [ -r $PARAMS/$p ]
 done
 expect param_defaults "4096/32/512/200/500" [ "$(cat $PARAMS/max_tasks $PARAMS/ratelimit_pages \
@@ -85,6 +85,22 @@ expect unload_hook_gone "no longer in enabled_functions" \
 # Loading with a bad parameter fails cleanly.
 expect load_bad_param_fails "insmod max_tasks=0 refused" sh -c "! load max_tasks=0 2>/dev/null"
 expect load_bad_param_clean "and left nothing loaded" sh -c '! grep -q "^pwthrottle " /proc/modules'
+
+# The re-entrant hook, which a kernel with an unexpected prologue gets
+# (direct_jump=0 asks for it): the original is called through its entry,
+# the callback lets that call through instead of redirecting it again.
+dmesg_mark
+expect reentrant_load "insmod direct_jump=0" load direct_jump=0
+expect reentrant_message "dmesg names the re-entrant hook" \
+	sh -c 'dmesg | grep -q "pwthrottle: re-entrant hook"'
+calls0=$(stat_of calls)
+expect reentrant_writes "a 4 MiB write completes" \
+	sh -c 'dd if=/dev/zero of=/tmp/reent bs=64k count=64 2>/dev/null && sync'
+calls1=$(stat_of calls)
+expect reentrant_calls "the hook sees the writes: $((calls1 - calls0)) calls for 64 writes" \
+	[ $((calls1 - calls0)) -ge 64 ]
+expect reentrant_unload "rmmod" unload
+rm -f /tmp/reent
 
 i=0
 cycles_ok=true

@@ -2,13 +2,14 @@
 # Shared by the guest tests. Sourced by busybox sh inside the VM; results go
 # to fd 3 (the second serial port), one line each:
 #   ok NAME | FAIL NAME: why | SKIP NAME: why
-# NAME is prefixed with the kernel series so both kernels' runs stay apart.
+# NAME is prefixed with the kernel's release less "-amd64" (6.1.0-57,
+# 6.12.118+deb13-rt, 7.3.4+deb13) so every kernel's runs stay apart.
 
 KO=/lib/modules/extra/pwthrottle.ko
 DBG=/sys/kernel/debug/pwthrottle
 PARAMS=/sys/module/pwthrottle/parameters
 SYSCTL=/proc/sys/vm/dirty_ratio_centisecs
-SERIES=$(uname -r | sed 's/^\([0-9]*\.[0-9]*\).*/\1/')
+SERIES=$(uname -r | sed 's/-amd64$//')
 FAILED=0
 
 say() { echo "$*" >&3; echo "$*"; }
