@@ -20,6 +20,8 @@
  */
 #include <linux/pagemap.h>
 #include <linux/fs.h>
+#include <linux/fs_struct.h>
+#include <linux/err.h>
 
 #ifndef BDP_ASYNC
 #error "pwthrottle needs balance_dirty_pages_ratelimited_flags() (Linux 6.1 or later)"
@@ -93,10 +95,15 @@ static inline struct bdi_writeback *pwt_inode_wb(struct inode *inode)
  * has no page budget (filemap_flush_range()) or is exported to btrfs alone
  * (filemap_flush_nr()). So on such kernels do what it did, from exported
  * pieces: attach the inode's wb to the wbc (cgroup writeback accounting),
- * the filesystem's ->writepages(), detach. What this skips of
- * do_writepages() is its write-bandwidth bookkeeping, which the flusher
- * and balance_dirty_pages() keep up to date anyway, and its -ENOMEM
- * retry, which is for WB_SYNC_ALL only.
+ * the filesystem's ->writepages(), detach, as filemap_writeback() does.
+ * What this skips of do_writepages() is its -ENOMEM retry, which is for
+ * WB_SYNC_ALL only, and its write-bandwidth bookkeeping: after the device
+ * has been idle for over a second, wb_bandwidth_estimate_start() resets
+ * the bandwidth sample's start. When our writeback is the first after such
+ * a pause, the kernel's next sample spans the idle time and underestimates
+ * the device's write bandwidth once, until later samples (every 200 ms of
+ * writeback) correct it. The stock throttle and the flusher read that
+ * estimate; pwthrottle's decision does not.
  */
 static inline int pwt_fdatawrite_wbc(struct address_space *mapping,
 				     struct writeback_control *wbc)
@@ -128,5 +135,25 @@ static inline int pwt_fdatawrite_wbc(struct address_space *mapping,
 #else
 #define PWT_EXIT_PROBE(name) void name(void *data, struct task_struct *p)
 #endif
+
+/*
+ * Open a file by its path as userspace sees it, from any task (the sysctl
+ * refresh runs in a kworker). Before 7.0 kernel threads share init's
+ * fs_struct and a plain filp_open() resolves "/proc/..." there. From 7.0
+ * they start in an empty root, and scoped_with_init_fs() lends them
+ * userspace's for the lookup.
+ */
+static inline struct file *pwt_filp_open_init_fs(const char *path)
+{
+#ifdef PWT_HAVE_SCOPED_INIT_FS
+	struct file *f = ERR_PTR(-ENOENT);
+
+	scoped_with_init_fs()
+		f = filp_open(path, O_RDONLY, 0);
+	return f;
+#else
+	return filp_open(path, O_RDONLY, 0);
+#endif
+}
 
 #endif /* _PWT_COMPAT_H */

@@ -12,11 +12,9 @@
  * second, so a change is tracked within a second; the counters are read at
  * each decision.
  *
- * The sysctl files are opened relative to the root of the task that loaded
- * us, kept for the module's life: a kworker's own root is not userspace's
- * from 7.0 on (kernel threads start in an empty root; the kernel gives them
- * userspace's only inside scoped_with_init_fs(), which modules cannot use),
- * so "/proc/..." there is ENOENT.
+ * The sysctl files are opened with userspace's root (pwt_filp_open_init_fs()):
+ * from 7.0 on a kworker's own root is empty, and "/proc/..." there is
+ * ENOENT.
  */
 #include <linux/module.h>
 #include <linux/fs.h>
@@ -26,8 +24,6 @@
 #include <linux/workqueue.h>
 #include <linux/kernel.h>
 #include <linux/sysctl.h>
-#include <linux/fs_struct.h>
-#include <linux/path.h>
 #include "pwt_compat.h"
 #include "pwthrottle.h"
 
@@ -54,10 +50,6 @@ static DECLARE_DELAYED_WORK(pwt_refresh_work, pwt_refresh_fn);
 static unsigned int pwt_refresh_count;
 static bool pwt_refresh_stop;
 
-/* The loader's root (holds a reference): see the top of this file. */
-static struct path pwt_root;
-
-/* @path is relative to pwt_root. */
 static int pwt_read_proc_ulong(const char *path, unsigned long *val)
 {
 	char buf[32];
@@ -65,7 +57,7 @@ static int pwt_read_proc_ulong(const char *path, unsigned long *val)
 	loff_t pos = 0;
 	ssize_t n;
 
-	f = file_open_root(&pwt_root, path, O_RDONLY, 0);
+	f = pwt_filp_open_init_fs(path);
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
@@ -76,15 +68,43 @@ static int pwt_read_proc_ulong(const char *path, unsigned long *val)
 	return kstrtoul(strim(buf), 10, val);
 }
 
+/*
+ * vm.dirty_ratio and vm.dirty_bytes as one consistent pair. Setting one
+ * clears the other, in two steps: dirty_ratio_handler() stores the ratio,
+ * then zeroes dirty_bytes; dirty_bytes_handler() stores the bytes, then
+ * zeroes dirty_ratio. Two separate reads can straddle such a switch and
+ * see both zero, a threshold of 0 that would make every writer an
+ * over-dirtier until the next refresh. So read dirty_bytes on both sides
+ * of dirty_ratio, like a seqcount: if it did not change, no switch
+ * completed in between, and the pair is one the kernel had. The loop is
+ * bounded; a pair still changing after that many tries is simply used.
+ */
+#define PWT_SYSCTL_READ_TRIES 8
+
+static int pwt_read_dirty_pair(unsigned long *ratio, unsigned long *bytes)
+{
+	unsigned long again;
+	int err, tries = PWT_SYSCTL_READ_TRIES;
+
+	err = pwt_read_proc_ulong("/proc/sys/vm/dirty_bytes", bytes);
+	while (!err) {
+		err = pwt_read_proc_ulong("/proc/sys/vm/dirty_ratio", ratio);
+		if (!err)
+			err = pwt_read_proc_ulong("/proc/sys/vm/dirty_bytes", &again);
+		if (err || again == *bytes || !--tries)
+			break;
+		*bytes = again;
+	}
+	return err;
+}
+
 void pwt_refresh_vm_sysctls(void)
 {
 	static bool warned;
 	unsigned long ratio, bytes, reserve = 0;
 	int nid, err;
 
-	err = pwt_read_proc_ulong("proc/sys/vm/dirty_ratio", &ratio);
-	if (!err)
-		err = pwt_read_proc_ulong("proc/sys/vm/dirty_bytes", &bytes);
+	err = pwt_read_dirty_pair(&ratio, &bytes);
 	if (err && !warned) {
 		warned = true;
 		pr_warn("cannot read /proc/sys/vm/dirty_{ratio,bytes} (%d); assuming dirty_ratio=%u\n",
@@ -272,13 +292,10 @@ MODULE_PARM_DESC(dirty_ratio_centisecs,
 
 int pwt_knobs_init(void)
 {
-	/* Module init runs in the loading task (insmod, modprobe). */
-	get_fs_root(current->fs, &pwt_root);
 	pwt_refresh_vm_sysctls();
 	pwt_sysctl_header = register_sysctl("vm", pwt_sysctls);
 	if (!pwt_sysctl_header) {
 		pr_err("cannot register vm.dirty_ratio_centisecs (already present?)\n");
-		path_put(&pwt_root);
 		return -EEXIST;
 	}
 	schedule_delayed_work(&pwt_refresh_work, msecs_to_jiffies(PWT_REFRESH_MS));
@@ -290,5 +307,4 @@ void pwt_knobs_exit(void)
 	WRITE_ONCE(pwt_refresh_stop, true);
 	cancel_delayed_work_sync(&pwt_refresh_work);
 	unregister_sysctl_table(pwt_sysctl_header);
-	path_put(&pwt_root);
 }

@@ -464,14 +464,21 @@ out_knobs:
 
 static void __exit pwt_exit(void)
 {
+	int ret;
+
 	/* Sleepers in pwt_wait_device() see this and return early. */
 	WRITE_ONCE(pwt_unloading, true);
 	/*
 	 * After this no call is redirected, and (ftrace's own
 	 * synchronize_rcu_tasks()) none is between the trampoline and our
-	 * srcu_read_lock().
+	 * srcu_read_lock(). It fails only once ftrace has shut itself down
+	 * after an ftrace bug (ftrace_disabled), which it has reported; nothing
+	 * here can undo that, but the log must say which module was caught.
 	 */
-	unregister_ftrace_function(&pwt_ftrace_ops);
+	ret = unregister_ftrace_function(&pwt_ftrace_ops);
+	if (ret)
+		pr_err("unregister_ftrace_function: %d (ftrace disabled itself); the hook may stay in place\n",
+		       ret);
 	/* Every task inside the wrapper, sleeping or not, has left it... */
 	synchronize_srcu(&pwt_srcu);
 	/* ...including the last instructions after srcu_read_unlock(). */

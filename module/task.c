@@ -129,21 +129,26 @@ drop:
 /*
  * sched_process_exit runs in do_exit() in the exiting task's context:
  * with preemption disabled before 7.0, under SRCU (preemptible) from 7.0
- * on. So: no sleeping, and no assumption that RCU is held either way.
+ * on. So: no sleeping, and our own RCU read section, not the caller's.
  */
 static PWT_EXIT_PROBE(pwt_exit_probe)
 {
 	struct pwt_task *t;
 
+	/*
+	 * The entry found may be a stale one of this pid's previous owner,
+	 * which the sweep may free at any time: keep the read section until
+	 * we are done with it.
+	 */
 	rcu_read_lock();
 	t = pwt_task_find(p->pid);
+	if (t) {
+		raw_spin_lock(&pwt_tasks_lock);
+		if (!hlist_unhashed(&t->node) && t->start_time == p->start_time)
+			pwt_task_unhash(t);
+		raw_spin_unlock(&pwt_tasks_lock);
+	}
 	rcu_read_unlock();
-	if (!t)
-		return;
-	raw_spin_lock(&pwt_tasks_lock);
-	if (!hlist_unhashed(&t->node) && t->start_time == p->start_time)
-		pwt_task_unhash(t);
-	raw_spin_unlock(&pwt_tasks_lock);
 }
 
 /*
@@ -216,10 +221,12 @@ void pwt_tasks_exit(void)
 	int bkt;
 
 	pwt_tasks_stop();
-	raw_spin_lock(&pwt_tasks_lock);
-	hash_for_each_safe(pwt_tasks_hash, bkt, tmp, t, node)
-		pwt_task_unhash(t);
-	raw_spin_unlock(&pwt_tasks_lock);
+	for (bkt = 0; bkt < HASH_SIZE(pwt_tasks_hash); bkt++) {
+		raw_spin_lock(&pwt_tasks_lock);
+		hlist_for_each_entry_safe(t, tmp, &pwt_tasks_hash[bkt], node)
+			pwt_task_unhash(t);
+		raw_spin_unlock(&pwt_tasks_lock);
+	}
 	rcu_barrier();
 	kmem_cache_destroy(pwt_task_cache);
 }

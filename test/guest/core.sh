@@ -73,6 +73,38 @@ echo 500 > $SYSCTL
 rm -f /mnt/off
 sync
 
+# --- Flipping vm.dirty_ratio/dirty_bytes never shows a threshold of 0. ---
+# Setting one clears the other in a second step; a reader that tears the
+# pair sees both 0 and, until its next refresh, takes every writer for an
+# over-dirtier. Every decision carries its threshold (trace event). No
+# comm recording: see observe.sh (it would patch __schedule() under TCG).
+TR=/sys/kernel/tracing
+echo 0 > $TR/options/record-cmd
+echo 0 > $TR/tracing_on
+echo > $TR/trace
+echo 1 > $TR/events/pwthrottle/pwt_decision/enable
+echo 1 > $TR/tracing_on
+$PWT_W /mnt/flip 2000 -t 10 > /dev/null &
+flipper=$!
+flips=0
+while alive $flipper; do
+	echo 20 > /proc/sys/vm/dirty_ratio
+	echo $((96 << 20)) > /proc/sys/vm/dirty_bytes
+	flips=$((flips + 1))
+done
+echo 20 > /proc/sys/vm/dirty_ratio
+echo 0 > $TR/tracing_on
+echo 0 > $TR/events/pwthrottle/pwt_decision/enable
+grep ' pwt_decision: ' $TR/trace > /tmp/flip.trace
+ndec=$(wc -l < /tmp/flip.trace)
+nzero=$(grep -c ' dirty_thresh=0 ' /tmp/flip.trace)
+log "sysctl flips: $flips pairs, $ndec decisions traced, $nzero with dirty_thresh=0"
+expect flip_decisions "decisions traced while flipping ($ndec)" [ "$ndec" -gt 0 ]
+expect flip_no_zero_thresh "no decision saw dirty_thresh=0 ($nzero of $ndec)" [ "$nzero" = 0 ]
+echo > $TR/trace
+rm -f /mnt/flip
+sync
+
 # --- Pid reuse: a new task on an old pid starts with no prediction. ---
 $PWT_W /mnt/reuse 100 -h 2 > /dev/null 2>&1 &
 old=$!

@@ -25,6 +25,13 @@ expect() {
 	if "$@"; then ok "$name"; else fail "$name" "$what"; fi
 }
 
+# alive PID: running, not a zombie waiting for "wait" (kill -0 succeeds on those).
+alive() {
+	local line
+	{ read -r line < "/proc/$1/stat"; } 2>/dev/null || return 1
+	case $line in *") Z "*) return 1 ;; esac
+}
+
 load() { insmod "$KO" "$@"; }
 unload() { rmmod pwthrottle; }
 loaded() { grep -q '^pwthrottle ' /proc/modules; }

@@ -80,13 +80,6 @@ tmark() { echo "pwt-torture: mark $1" > /dev/kmsg; }
 tsince() { dmesg | sed -n "/pwt-torture: mark $1\$/,\$p"; }
 tclean() { ! tsince "$1" | grep -qE 'WARNING:|BUG:|Oops|Call Trace|general protection|blocked for more than'; }
 
-# alive PID: running, not a zombie waiting for "wait" (kill -0 succeeds on those).
-alive() {
-	local line
-	{ read -r line < "/proc/$1/stat"; } 2>/dev/null || return 1
-	case $line in *") Z "*) return 1 ;; esac
-}
-
 # wait_max PID SECS [POLL_US]: the job's exit status; 124 if it had to be
 # killed, 125 if even SIGKILL did not end it (asleep in the kernel for good).
 wait_max() {
