@@ -47,6 +47,16 @@ void pwt_pred_account(struct pwt_pred *p, unsigned long now,
 		      unsigned long window, u64 pages);
 
 /*
+ * Has the task not dirtied anything for at least one whole @window? Every
+ * pwt_pred_account() leaves last_decay less than a window behind its @now,
+ * so "now - last_decay >= 2 windows" means no call for over a window. An
+ * idle entry's prediction has at least halved; dropping it loses little.
+ * With @window == 0 (pwthrottle off) every entry is idle.
+ */
+bool pwt_pred_idle(const struct pwt_pred *p, unsigned long now,
+		   unsigned long window);
+
+/*
  * Pages per second the prediction corresponds to: future_dirty is about two
  * windows' worth, so rate = future / (2 * window) windows, in pages/s given
  * @hz ticks per second.
@@ -81,6 +91,67 @@ struct pwt_global {
  * has just written everything does not start over from scratch.
  */
 bool pwt_decide(const struct pwt_global *g, u64 future_dirty, bool *over);
+
+/*
+ * struct pwt_dev - the writer's device, as its bdi_writeback reports it
+ * @bw: the kernel's smoothed estimate of its write bandwidth
+ *      (avg_write_bandwidth), pages/s; 0 while it is not measured yet
+ * @backlog: pages dirty or under writeback on it
+ * @writeback: pages under writeback on it (part of @backlog)
+ */
+struct pwt_dev {
+	u64 bw;
+	u64 backlog;
+	u64 writeback;
+};
+
+/*
+ * A device "keeps up" while less than a second of its bandwidth waits on
+ * it: the flusher writes what its writers dirty about as fast as they do.
+ * The second is a choice, not a derivation: long enough for the backlog
+ * of a fast device's flusher between two rounds, short enough that a
+ * device holding more is clearly falling behind (make bench measures it).
+ */
+#define PWT_CONGESTED_MS 1000
+
+/* Pages @d writes in @ms milliseconds; 0 if its bandwidth is unknown. */
+u64 pwt_dev_pages(const struct pwt_dev *d, u64 ms);
+
+/*
+ * pwt_decide() made device-aware. A task not yet over is judged by its
+ * device first:
+ *  - a device that keeps up (known bandwidth, backlog under
+ *    PWT_CONGESTED_MS of it) absorbs whatever the task dirties: the task is
+ *    not an over-dirtier, however large its prediction. A lone copy to a
+ *    fast disk keeps the flusher and the device streaming;
+ *  - a congested device whose writer is predicted to dirty more than the
+ *    device can write over the same two windows is caught at once,
+ *    whatever the memory size: it is a hog for that device, and on a
+ *    large machine waiting for it to fill 20% of memory would queue
+ *    gigabytes that every other writer's fsync then waits behind;
+ *  - otherwise, and for a task already over, the 2005 rule of pwt_decide().
+ * @window_ms is the prediction window: @future covers two of them.
+ */
+bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
+		    u64 future, u64 window_ms, bool *over);
+
+/*
+ * How an over-dirtier's writeback is sized, in pages, for a device that
+ * writes @d->bw pages/s: at most @inflight_ms of its bandwidth under
+ * writeback, so that another task's fsync, journal commit or truncate
+ * waits behind no more than that; and chunks of half that, so the device
+ * has one to write while the task dirties the next. @max_chunk caps a
+ * chunk (write_chunk_pages); an unknown bandwidth gets the cap.
+ */
+#define PWT_MIN_CHUNK 16	/* 64 KiB: smaller I/O costs more than it saves */
+u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk);
+u64 pwt_inflight_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk);
+
+/*
+ * Microseconds until @d has written @excess pages at its bandwidth: how
+ * long to sleep before looking again, clamped to [@min_us, @max_us].
+ */
+u64 pwt_drain_us(const struct pwt_dev *d, u64 excess, u64 min_us, u64 max_us);
 
 /*
  * The kernel's global dirty threshold (mm/page-writeback.c,

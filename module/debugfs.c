@@ -15,19 +15,15 @@
 
 static struct dentry *pwt_debugfs_dir;
 
-static unsigned long pwt_window_jiffies(void)
-{
-	return msecs_to_jiffies(READ_ONCE(pwt_ratio_centisecs) * 10);
-}
-
 static int pwt_tasks_show(struct seq_file *m, void *v)
 {
-	unsigned long window = pwt_window_jiffies();
+	unsigned long window = pwt_window();
+	struct pwt_pred pred, gpred;
+	struct pwt_group *g;
 	struct pwt_task *t;
-	struct pwt_pred pred;
 	int bkt;
 
-	seq_puts(m, "pid\ttgid\tcomm\tfuture_pages\trate_kbps\tover\tthrottles\tforced_pages\tthrottled_ms\n");
+	seq_puts(m, "pid\ttgid\tcomm\tfuture_pages\trate_kbps\tover\tthrottles\tforced_pages\tthrottled_ms\tgroup\tgroup_pages\n");
 	rcu_read_lock();
 	hash_for_each_rcu(pwt_tasks_hash, bkt, t, node) {
 		/*
@@ -37,12 +33,18 @@ static int pwt_tasks_show(struct seq_file *m, void *v)
 		pred.future_dirty = READ_ONCE(t->pred.future_dirty);
 		pred.last_decay = READ_ONCE(t->pred.last_decay);
 		pwt_pred_account(&pred, jiffies, window, 0);
-		seq_printf(m, "%d\t%d\t%s\t%llu\t%llu\t%d\t%llu\t%llu\t%llu\n",
+		/* A group is freed only after a grace period: RCU covers it. */
+		g = READ_ONCE(t->grp);
+		gpred.future_dirty = g ? READ_ONCE(g->pred.future_dirty) : 0;
+		gpred.last_decay = g ? READ_ONCE(g->pred.last_decay) : jiffies;
+		pwt_pred_account(&gpred, jiffies, window, 0);
+		seq_printf(m, "%d\t%d\t%s\t%llu\t%llu\t%d\t%llu\t%llu\t%llu\t%d\t%llu\n",
 			   t->pid, t->tgid, t->comm, pred.future_dirty,
 			   pwt_pred_rate(&pred, window, HZ) * (PAGE_SIZE / 1024),
 			   READ_ONCE(t->over), READ_ONCE(t->throttles),
 			   READ_ONCE(t->forced_pages),
-			   div_u64(READ_ONCE(t->throttled_ns), NSEC_PER_MSEC));
+			   div_u64(READ_ONCE(t->throttled_ns), NSEC_PER_MSEC),
+			   g ? g->nr : 0, gpred.future_dirty);
 	}
 	rcu_read_unlock();
 	return 0;
@@ -65,7 +67,10 @@ static int pwt_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "async_eagain %llu\n", s.async_eagain);
 	seq_printf(m, "skipped %llu\n", s.skipped);
 	seq_printf(m, "drops %llu\n", s.drops);
+	seq_printf(m, "evictions %llu\n", s.evictions);
 	seq_printf(m, "tasks %u\n", pwt_tasks_count());
+	seq_printf(m, "groups %u\n", pwt_groups_count());
+	seq_printf(m, "group_by %u\n", READ_ONCE(pwt_group_by.val));
 	seq_printf(m, "max_tasks %u\n", READ_ONCE(pwt_max_tasks.val));
 	seq_printf(m, "dirty_ratio_centisecs %d\n", READ_ONCE(pwt_ratio_centisecs));
 	seq_printf(m, "nr_dirty %llu\n", g.nr_dirty);

@@ -268,6 +268,16 @@ module_param_cb(max_pause_ms, &pwt_knob_ops, &pwt_max_pause_ms, 0644);
 MODULE_PARM_DESC(max_pause_ms,
 		 "Longest wait of one forced writeback, ms (1..10000, default 200)");
 
+/*
+ * 2, jobs: what a shell starts as one job (a pipeline, xargs -P, make -j,
+ * a threaded copier) is one writer; see the top of main.c.
+ */
+struct pwt_knob pwt_group_by = { .val = PWT_GROUP_JOB, .min = PWT_GROUP_NONE,
+				 .max = PWT_GROUP_JOB };
+module_param_cb(group_by, &pwt_knob_ops, &pwt_group_by, 0644);
+MODULE_PARM_DESC(group_by,
+		 "Predict writers together: 0 each thread alone, 1 per process, 2 per process group (default)");
+
 /* The window is also a parameter so modprobe.d can set it before any write. */
 static int pwt_window_set(const char *val, const struct kernel_param *kp)
 {

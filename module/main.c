@@ -23,6 +23,20 @@
  * stays over until the sum falls below a quarter of the threshold (see
  * pwt_decide()).
  *
+ * Writers that are not one task: a threaded copier, "xargs -P4 cp", make -j,
+ * tar piping into a compressor, io_uring with its io-wq workers. Each of
+ * their tasks dirties a share of the rate, so no single prediction catches
+ * them until the dirty budget is full, and then every writer is "over".
+ * So each task's pages are also added to a prediction of its group (a
+ * struct pwt_group, at each decision), and a task is judged by the larger
+ * of the two. The group is what group_by says: by default the process
+ * group, i.e. what a shell starts as one job ("cp ... &" from an
+ * interactive shell is a job of its own; a script's background copy and its
+ * foreground writes are one job); 1 groups the threads of a process only,
+ * 0 is the 2005 behaviour. A build writing small files from many short
+ * processes is one job too, and is caught only if the job as a whole
+ * would fill the budget.
+ *
  * A predicted over-dirtier pays for what it dirties by writing back: every
  * write_chunk_pages pages it dirties, it starts writeback of twice that
  * much of the file it is writing (twice, so a backlog built up before the
@@ -55,19 +69,36 @@
  *
  * Costs on the hot path: an SRCU read lock (per-CPU), an RCU hash lookup by
  * pid, and a few adds on the task's own entry; every ratelimit_pages pages a
- * decision reads four vmstat counters. No shared cacheline is written per
- * call: statistics are per CPU. The trace events of include/pwt_trace.h
- * (pwthrottle:pwt_decision at each decision, pwthrottle:pwt_throttle after
- * each forced writeback) are a static branch each while disabled.
+ * decision takes the group's lock and reads four vmstat counters. No other
+ * shared cacheline is written: statistics are per CPU. The trace events of
+ * include/pwt_trace.h (pwthrottle:pwt_decision at each decision,
+ * pwthrottle:pwt_throttle after each forced writeback) are a static branch
+ * each while disabled.
  *
  * Where pwthrottle stays out of the way (pass straight through):
- * dirty_ratio_centisecs == 0; BDP_ASYNC callers (io_uring NOWAIT) are never
- * made to sleep, they get -EAGAIN when they would have been throttled and
- * retry from io-wq; tasks holding a journal handle or running with
- * NOFS/NOIO/LOCAL_THROTTLE (loop, nfsd); exiting tasks; inodes that are not
+ * dirty_ratio_centisecs == 0; kernel threads, which write for others (the
+ * loop worker for the filesystem on it, nfsd and ksmbd for all their
+ * clients: the kernel does not tell us for whom, so the stock throttle
+ * paces them); real-time and deadline tasks, which must not do writeback
+ * I/O in their own context (the kernel gives them a quarter more room);
+ * BDP_ASYNC callers (io_uring NOWAIT) are never made to sleep, they get
+ * -EAGAIN when they would have been throttled and retry from io-wq, whose
+ * workers share their group; tasks holding a journal handle or running
+ * with NOFS/NOIO/LOCAL_THROTTLE; exiting tasks; inodes that are not
  * regular files or whose bdi does not write back; filesystems without a
  * block device of their own (NFS, FUSE, ...) and cluster filesystems; page
  * faults that may hold mmap_lock; re-entry from our own writeback.
+ *
+ * What the decision does not model, on purpose: memcg dirty limits and the
+ * per-bdi min_ratio/max_ratio/strict_limit an admin sets. The stock
+ * throttle, which runs after ours on every call, enforces them as before;
+ * pwthrottle only adds a predicted over-dirtier's writeback on top, judged
+ * against the global threshold.
+ *
+ * The table: one entry per writing thread (at most max_tasks), freed when
+ * the thread exits. When it is full, or over half full at the periodic
+ * sweep, entries of threads that wrote nothing for a whole window are
+ * evicted, so idle threads never keep a new hog out.
  *
  * Errors: writeback errors are recorded in the mapping by the filesystem and
  * we never clear them (no filemap_check_errors(), no fdatawait that
@@ -81,6 +112,7 @@
 #include <linux/srcu.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/prio.h>
 #include <linux/mmap_lock.h>
 #include <linux/ktime.h>
 #include <linux/fs.h>
@@ -96,7 +128,7 @@
 #define PWT_POLL_JIFFIES 1
 
 DEFINE_PER_CPU(struct pwt_stats, pwt_stats);
-DEFINE_STATIC_SRCU(pwt_srcu);
+DEFINE_SRCU(pwt_srcu);
 static bool pwt_unloading;
 
 /*
@@ -126,12 +158,8 @@ void pwt_stats_sum(struct pwt_stats *sum)
 		sum->async_eagain += READ_ONCE(s->async_eagain);
 		sum->skipped += READ_ONCE(s->skipped);
 		sum->drops += READ_ONCE(s->drops);
+		sum->evictions += READ_ONCE(s->evictions);
 	}
-}
-
-static unsigned long pwt_window(void)
-{
-	return msecs_to_jiffies(READ_ONCE(pwt_ratio_centisecs) * 10);
 }
 
 /* Is it safe to start and wait for writeback of @mapping from here? */
@@ -194,8 +222,8 @@ static unsigned long pwt_device_writeback(struct inode *inode)
  * ends when the task is no longer predicted over, or when rmmod begins.
  * Returns why it ended, for the pwt_throttle trace event.
  */
-static enum pwt_wait_end pwt_wait_device(struct pwt_task *t,
-					 struct inode *inode, long chunk)
+static enum pwt_wait_end pwt_wait_device(u64 future, struct inode *inode,
+					 long chunk)
 {
 	unsigned long deadline = jiffies +
 		msecs_to_jiffies(READ_ONCE(pwt_max_pause_ms.val));
@@ -210,7 +238,7 @@ static enum pwt_wait_end pwt_wait_device(struct pwt_task *t,
 		if (time_after_eq(jiffies, deadline))
 			return PWT_WAIT_DEADLINE;
 		pwt_read_global(&g);
-		if (!pwt_decide(&g, t->pred.future_dirty, &over))
+		if (!pwt_decide(&g, future, &over))
 			return PWT_WAIT_NOT_OVER;
 		__set_current_state(TASK_KILLABLE);
 		io_schedule_timeout(PWT_POLL_JIFFIES);
@@ -218,7 +246,8 @@ static enum pwt_wait_end pwt_wait_device(struct pwt_task *t,
 	return PWT_WAIT_DONE;
 }
 
-static void pwt_force_writeback(struct pwt_task *t, struct address_space *mapping)
+static void pwt_force_writeback(struct pwt_task *t, struct address_space *mapping,
+				u64 future)
 {
 	long chunk = READ_ONCE(pwt_write_chunk_pages.val);
 	struct writeback_control wbc = {
@@ -241,7 +270,7 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	 */
 	pwt_fdatawrite_wbc(mapping, &wbc);
 	written = max(2 * chunk - wbc.nr_to_write, 0L);
-	end = pwt_wait_device(t, mapping->host, chunk);
+	end = pwt_wait_device(future, mapping->host, chunk);
 	t->busy = false;
 	held = ktime_get_ns() - t0;
 
@@ -268,9 +297,18 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	struct pwt_task *t;
 	unsigned int limit, dirtied;
 	bool over, throttle;
-	u64 delta;
+	u64 delta, future;
 
-	if (tsk->flags & PF_EXITING)
+	/*
+	 * Kernel threads write for others (the loop device's worker for every
+	 * writer of the filesystem on it, nfsd and ksmbd for their clients):
+	 * their rate predicts no one writer, and the stock throttle paces
+	 * them. Real-time and deadline tasks (prio below MAX_RT_PRIO, as the
+	 * kernel's rt_task() long meant) must not be made to do writeback I/O
+	 * in their own context: the kernel lets them exceed its limit by a
+	 * quarter, and we leave them to it.
+	 */
+	if (tsk->flags & (PF_EXITING | PF_KTHREAD) || tsk->prio < MAX_RT_PRIO)
 		return 0;
 	pwt_stat_add(calls, 1);
 	t = pwt_task_get();
@@ -292,11 +330,13 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	t->since_check = 0;
 	pwt_stat_add(checks, 1);
 
+	/* A group's writers are judged by what the group will dirty. */
+	future = max(t->pred.future_dirty, pwt_group_account(t, dirtied));
 	pwt_read_global(&g);
 	over = t->over;
-	throttle = pwt_decide(&g, t->pred.future_dirty, &over);
+	throttle = pwt_decide(&g, future, &over);
 	WRITE_ONCE(t->over, over);
-	trace_pwt_decision(t->pred.future_dirty, dirtied, &g, over, throttle);
+	trace_pwt_decision(future, dirtied, &g, over, throttle);
 	if (!throttle || t->since_writeback < READ_ONCE(pwt_write_chunk_pages.val))
 		return 0;
 	if (flags & BDP_ASYNC) {
@@ -307,7 +347,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 		pwt_stat_add(skipped, 1);
 		return 0;
 	}
-	pwt_force_writeback(t, mapping);
+	pwt_force_writeback(t, mapping, future);
 	return 0;
 }
 

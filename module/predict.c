@@ -58,6 +58,19 @@ void pwt_pred_account(struct pwt_pred *p, unsigned long now,
 	p->future_dirty = sat_add(p->future_dirty, pages);
 }
 
+bool pwt_pred_idle(const struct pwt_pred *p, unsigned long now,
+		   unsigned long window)
+{
+	unsigned long elapsed = now - p->last_decay;
+
+	if (!window)
+		return true;
+	/* As in pwt_pred_account(): beyond half the range is "long ago". */
+	if (elapsed > ULONG_MAX_HALF)
+		return true;
+	return elapsed / 2 >= window;
+}
+
 u64 pwt_pred_rate(const struct pwt_pred *p, unsigned long window,
 		  unsigned long hz)
 {
@@ -80,6 +93,58 @@ bool pwt_decide(const struct pwt_global *g, u64 future_dirty, bool *over)
 	 * their way, so they count towards the limit but not as work to do.
 	 */
 	return *over && g->nr_dirty;
+}
+
+u64 pwt_dev_pages(const struct pwt_dev *d, u64 ms)
+{
+	/* bw < 2^40 pages/s (4 EiB/s) and ms < 2^24 keep this exact. */
+	if (d->bw >= 1ULL << 40 || ms >= 1ULL << 24)
+		return U64_MAX;
+	return d->bw * ms / 1000;
+}
+
+bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
+		    u64 future, u64 window_ms, bool *over)
+{
+	if (!*over && d->bw) {
+		if (d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS))
+			return false;
+		if (future > pwt_dev_pages(d, 2 * window_ms)) {
+			*over = true;
+			return g->nr_dirty != 0;
+		}
+	}
+	return pwt_decide(g, future, over);
+}
+
+u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk)
+{
+	u64 chunk = d->bw ? pwt_dev_pages(d, inflight_ms) / 2 : max_chunk;
+
+	if (chunk > max_chunk)
+		chunk = max_chunk;
+	return chunk < PWT_MIN_CHUNK ? PWT_MIN_CHUNK : chunk;
+}
+
+u64 pwt_inflight_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk)
+{
+	u64 inflight = d->bw ? pwt_dev_pages(d, inflight_ms) : 0;
+	u64 floor = 2 * pwt_chunk_pages(d, inflight_ms, max_chunk);
+
+	/* Never less than the two chunks the device and the task work on. */
+	return inflight < floor ? floor : inflight;
+}
+
+u64 pwt_drain_us(const struct pwt_dev *d, u64 excess, u64 min_us, u64 max_us)
+{
+	u64 us;
+
+	if (!d->bw)
+		return max_us;
+	us = excess >= U64_MAX / 1000000 ? U64_MAX : excess * 1000000 / d->bw;
+	if (us < min_us)
+		return min_us;
+	return us > max_us ? max_us : us;
 }
 
 u64 pwt_dirty_thresh(u64 dirtyable, unsigned int ratio, u64 bytes,

@@ -7,6 +7,8 @@
 #include <linux/percpu.h>
 #include <linux/rculist.h>
 #include <linux/sched.h>
+#include <linux/srcu.h>
+#include <linux/jiffies.h>
 #include "pwt_predict.h"
 
 /* --- knobs.c: sysctl, module parameters, the kernel's dirty threshold --- */
@@ -29,6 +31,14 @@ extern struct pwt_knob pwt_max_tasks;
 extern struct pwt_knob pwt_ratelimit_pages;
 extern struct pwt_knob pwt_write_chunk_pages;
 extern struct pwt_knob pwt_max_pause_ms;
+extern struct pwt_knob pwt_group_by;
+
+/* What pwt_group_by groups a writer with (see the top of main.c). */
+enum pwt_group_by {
+	PWT_GROUP_NONE,		/* every thread on its own, as in 2005 */
+	PWT_GROUP_PROCESS,	/* the threads of one process */
+	PWT_GROUP_JOB,		/* one process group: a pipeline, xargs, make */
+};
 
 /* The vm.dirty_* sysctls as last read, refreshed by pwt_refresh_work. */
 struct pwt_vm_sysctls {
@@ -37,6 +47,12 @@ struct pwt_vm_sysctls {
 	unsigned long totalreserve;	/* sum of the nodes' reserves, pages */
 };
 
+/* The prediction window in jiffies; 0: pwthrottle is off. */
+static inline unsigned long pwt_window(void)
+{
+	return msecs_to_jiffies(READ_ONCE(pwt_ratio_centisecs) * 10);
+}
+
 u64 pwt_global_thresh(void);
 void pwt_read_global(struct pwt_global *g);
 void pwt_vm_sysctls(struct pwt_vm_sysctls *out);
@@ -44,7 +60,26 @@ int pwt_knobs_init(void);
 void pwt_knobs_exit(void);
 void pwt_refresh_vm_sysctls(void);
 
-/* --- task.c: per-task state --- */
+/* --- task.c: per-task and per-group state --- */
+
+/*
+ * struct pwt_group - the prediction shared by the writers of one group
+ *
+ * Hashed by @key, the struct pid of the thread group or process group, of
+ * which we hold a reference so that its address is never reused for another
+ * group while we compare against it. @members counts the task entries that
+ * point here; a group with none is unhashed by the sweep and freed after a
+ * grace period. Inserted and removed under pwt_tasks_lock.
+ */
+struct pwt_group {
+	struct hlist_node node;
+	struct rcu_head rcu;
+	struct pid *key;
+	pid_t nr;		/* @key's number in the initial namespace */
+	atomic_t members;
+	spinlock_t lock;	/* @pred: every member updates it */
+	struct pwt_pred pred;
+};
 
 /*
  * struct pwt_task - what pwthrottle knows about one thread
@@ -63,6 +98,7 @@ struct pwt_task {
 	u64 start_time;		/* task->start_time: tells a reused pid apart */
 	char comm[TASK_COMM_LEN];
 
+	struct pwt_group *grp;	/* NULL: on its own; only the owner changes it */
 	struct pwt_pred pred;
 	int nr_dirtied_seen;	/* current->nr_dirtied after our last call */
 	unsigned int since_check;	/* pages since the last decision */
@@ -76,14 +112,19 @@ struct pwt_task {
 };
 
 struct pwt_task *pwt_task_get(void);
+u64 pwt_group_account(struct pwt_task *t, unsigned int pages);
 int pwt_tasks_init(void);
 void pwt_tasks_stop(void);
 void pwt_tasks_exit(void);
 void pwt_tasks_sweep(void);
 unsigned int pwt_tasks_count(void);
+unsigned int pwt_groups_count(void);
 
 #define PWT_HASH_BITS 10
 extern struct hlist_head pwt_tasks_hash[1 << PWT_HASH_BITS];
+
+/* Held by the wrapper around every use of a task entry (main.c). */
+extern struct srcu_struct pwt_srcu;
 
 /* --- statistics, per CPU so the write path never shares a cacheline --- */
 
@@ -95,6 +136,7 @@ struct pwt_stats {
 	u64 async_eagain;	/* BDP_ASYNC callers told to retry */
 	u64 skipped;		/* over, but unsafe to write back here */
 	u64 drops;		/* calls with no entry: table full or no memory */
+	u64 evictions;		/* idle entries of live tasks dropped for room */
 };
 
 DECLARE_PER_CPU(struct pwt_stats, pwt_stats);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pwthrottle per-task state: a hashtable of struct pwt_task keyed by pid.
+ * pwthrottle per-task state: a hashtable of struct pwt_task keyed by pid,
+ * and one of struct pwt_group keyed by the group's struct pid.
  *
  * Lookups run under RCU on every hooked call; inserts and removals take
  * pwt_tasks_lock, which is only ever taken in process context (the write
@@ -17,10 +18,22 @@
  * after rcu_read_unlock() while it sleeps in forced writeback:
  *  - the exit probe removes the exiting task's own entry: the owner is the
  *    one exiting, so it is not in the write path any more;
- *  - the sweep removes entries whose task is gone or whose pid was reused,
- *    never the entry of a live task with a matching start_time;
+ *  - the sweep removes entries whose task is gone or whose pid was reused;
  *  - a reused pid's new owner replaces the stale entry, it never adopts it;
+ *  - eviction removes idle entries of live tasks when the table is full or
+ *    more than half full. Their owner may be inside the wrapper right now,
+ *    so an evicted entry is freed only after an SRCU grace period of
+ *    pwt_srcu (which every wrapper call holds) and then an RCU one (for
+ *    lookups); the owner makes a new entry at its next call;
  *  - module exit, after synchronize_srcu() has waited for every owner.
+ * call_srcu() takes a spinlock_t, a sleeping lock on PREEMPT_RT: evicted
+ * entries are collected under the raw lock and queued after it is dropped.
+ *
+ * A group lives as long as a task entry points to it (@members): the entry
+ * gives its count back when it is freed, so an owner inside the wrapper can
+ * use its group as long as its entry. A group without members is unhashed
+ * by the sweep (under the lock, where members are added) and freed after a
+ * grace period, with the reference on its struct pid.
  */
 #include <linux/hashtable.h>
 #include <linux/slab.h>
@@ -30,12 +43,16 @@
 #include <linux/pid_namespace.h>
 #include <linux/string.h>
 #include <linux/jiffies.h>
+#include <linux/sched/signal.h>
+#include <linux/srcu.h>
 #include "pwt_compat.h"
 #include "pwthrottle.h"
 
 DEFINE_HASHTABLE(pwt_tasks_hash, PWT_HASH_BITS);
+static DEFINE_HASHTABLE(pwt_groups_hash, PWT_HASH_BITS);
 static DEFINE_RAW_SPINLOCK(pwt_tasks_lock);
 static unsigned int pwt_nr_tasks;	/* under pwt_tasks_lock */
+static unsigned int pwt_nr_groups;	/* under pwt_tasks_lock */
 static struct kmem_cache *pwt_task_cache;
 static struct tracepoint *pwt_exit_tp;
 
@@ -44,9 +61,38 @@ unsigned int pwt_tasks_count(void)
 	return READ_ONCE(pwt_nr_tasks);
 }
 
+/*
+ * Entries evicted per pass over one chain with the lock held: their frees
+ * are queued once it is dropped, from an array on the stack.
+ */
+#define PWT_EVICT_BATCH 16
+
+unsigned int pwt_groups_count(void)
+{
+	return READ_ONCE(pwt_nr_groups);
+}
+
 static void pwt_task_free_rcu(struct rcu_head *rcu)
 {
-	kmem_cache_free(pwt_task_cache, container_of(rcu, struct pwt_task, rcu));
+	struct pwt_task *t = container_of(rcu, struct pwt_task, rcu);
+
+	if (t->grp)
+		atomic_dec(&t->grp->members);
+	kmem_cache_free(pwt_task_cache, t);
+}
+
+/* An SRCU callback: the owner has left the wrapper; now wait for lookups. */
+static void pwt_task_evicted_srcu(struct rcu_head *rcu)
+{
+	call_rcu(rcu, pwt_task_free_rcu);
+}
+
+static void pwt_group_free_rcu(struct rcu_head *rcu)
+{
+	struct pwt_group *g = container_of(rcu, struct pwt_group, rcu);
+
+	put_pid(g->key);
+	kfree(g);
 }
 
 /* Caller holds pwt_tasks_lock; @t is hashed. */
@@ -55,6 +101,63 @@ static void pwt_task_unhash(struct pwt_task *t)
 	hlist_del_init_rcu(&t->node);
 	pwt_nr_tasks--;
 	call_rcu(&t->rcu, pwt_task_free_rcu);
+}
+
+/*
+ * Has @t's owner dirtied nothing for a window? Read without the owner's
+ * cooperation: a stale value only makes an entry look busy or idle one
+ * call early, and an evicted owner simply starts a new entry.
+ */
+static bool pwt_task_idle(const struct pwt_task *t, unsigned long now)
+{
+	struct pwt_pred pred = { .last_decay = READ_ONCE(t->pred.last_decay) };
+
+	return !READ_ONCE(t->busy) && pwt_pred_idle(&pred, now, pwt_window());
+}
+
+/*
+ * Unhash up to PWT_EVICT_BATCH idle entries of chain @head into @out and
+ * return how many. Caller holds pwt_tasks_lock and passes them to
+ * pwt_evicted_free() after dropping it.
+ */
+static int pwt_evict_idle(struct hlist_head *head, struct pwt_task **out)
+{
+	unsigned long now = jiffies;
+	struct hlist_node *tmp;
+	struct pwt_task *t;
+	int n = 0;
+
+	hlist_for_each_entry_safe(t, tmp, head, node) {
+		if (n == PWT_EVICT_BATCH)
+			break;
+		if (!pwt_task_idle(t, now))
+			continue;
+		hlist_del_init_rcu(&t->node);
+		pwt_nr_tasks--;
+		out[n++] = t;
+	}
+	return n;
+}
+
+static void pwt_evicted_free(struct pwt_task **v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		call_srcu(&pwt_srcu, &v[i]->rcu, pwt_task_evicted_srcu);
+	pwt_stat_add(evictions, n);
+}
+
+/* Does chain @head hold an entry eviction could take? Under RCU. */
+static bool pwt_chain_has_idle(struct hlist_head *head)
+{
+	unsigned long now = jiffies;
+	struct pwt_task *t;
+
+	hlist_for_each_entry_rcu(t, head, node)
+		if (pwt_task_idle(t, now))
+			return true;
+	return false;
 }
 
 static struct pwt_task *pwt_task_find(pid_t pid)
@@ -75,8 +178,11 @@ static struct pwt_task *pwt_task_find(pid_t pid)
  */
 struct pwt_task *pwt_task_get(void)
 {
+	struct pwt_task *evicted[PWT_EVICT_BATCH];
 	struct task_struct *tsk = current;
 	struct pwt_task *t, *stale;
+	struct hlist_head *head;
+	int nevict = 0;
 	bool found;
 
 	/*
@@ -93,8 +199,19 @@ struct pwt_task *pwt_task_get(void)
 	if (likely(t))
 		return t;
 
-	if (READ_ONCE(pwt_nr_tasks) >= READ_ONCE(pwt_max_tasks.val) && !found)
-		goto drop;
+	/*
+	 * Full: make room only if this pid's chain has an idle entry to
+	 * evict (checked here without the lock, so a fork storm of busy
+	 * writers costs no allocation).
+	 */
+	head = &pwt_tasks_hash[hash_min(tsk->pid, HASH_BITS(pwt_tasks_hash))];
+	if (READ_ONCE(pwt_nr_tasks) >= READ_ONCE(pwt_max_tasks.val) && !found) {
+		rcu_read_lock();
+		found = pwt_chain_has_idle(head);
+		rcu_read_unlock();
+		if (!found)
+			goto drop;
+	}
 	t = kmem_cache_zalloc(pwt_task_cache, GFP_NOWAIT | __GFP_NOWARN);
 	if (!t)
 		goto drop;
@@ -111,14 +228,18 @@ struct pwt_task *pwt_task_get(void)
 	stale = pwt_task_find(tsk->pid);
 	if (stale)
 		pwt_task_unhash(stale);
+	if (pwt_nr_tasks >= READ_ONCE(pwt_max_tasks.val))
+		nevict = pwt_evict_idle(head, evicted);
 	if (pwt_nr_tasks >= READ_ONCE(pwt_max_tasks.val)) {
 		raw_spin_unlock(&pwt_tasks_lock);
+		pwt_evicted_free(evicted, nevict);
 		kmem_cache_free(pwt_task_cache, t);
 		goto drop;
 	}
 	hash_add_rcu(pwt_tasks_hash, &t->node, t->pid);
 	pwt_nr_tasks++;
 	raw_spin_unlock(&pwt_tasks_lock);
+	pwt_evicted_free(evicted, nevict);
 	return t;
 
 drop:
@@ -154,14 +275,20 @@ static PWT_EXIT_PROBE(pwt_exit_probe)
 /*
  * The exit probe misses tasks that exited while the module was loading and
  * entries made by a thread after its exit probe ran. Every 10 s, drop entries
- * whose pid now belongs to nobody or to a newer task.
+ * whose pid now belongs to nobody or to a newer task; when the table is more
+ * than half full, also evict idle ones, so that a new writer finds room
+ * without having to evict on its own write path; and free the groups left
+ * without members.
  */
 void pwt_tasks_sweep(void)
 {
+	struct pwt_task *evicted[PWT_EVICT_BATCH];
 	struct task_struct *tsk;
 	struct hlist_node *tmp;
+	struct pwt_group *g;
 	struct pwt_task *t;
-	int bkt;
+	int bkt, n;
+	bool evict;
 
 	/* Bucket by bucket: the raw lock is never held for the whole table. */
 	for (bkt = 0; bkt < HASH_SIZE(pwt_tasks_hash); bkt++) {
@@ -173,8 +300,109 @@ void pwt_tasks_sweep(void)
 				pwt_task_unhash(t);
 		}
 		rcu_read_unlock();
+		evict = pwt_nr_tasks > READ_ONCE(pwt_max_tasks.val) / 2;
+		n = evict ? pwt_evict_idle(&pwt_tasks_hash[bkt], evicted) : 0;
+		raw_spin_unlock(&pwt_tasks_lock);
+		pwt_evicted_free(evicted, n);
+	}
+	for (bkt = 0; bkt < HASH_SIZE(pwt_groups_hash); bkt++) {
+		raw_spin_lock(&pwt_tasks_lock);
+		hlist_for_each_entry_safe(g, tmp, &pwt_groups_hash[bkt], node) {
+			if (atomic_read(&g->members))
+				continue;
+			hlist_del_rcu(&g->node);
+			pwt_nr_groups--;
+			call_rcu(&g->rcu, pwt_group_free_rcu);
+		}
 		raw_spin_unlock(&pwt_tasks_lock);
 	}
+}
+
+/* What current is grouped by now; NULL: on its own. */
+static struct pid *pwt_group_key(void)
+{
+	switch (READ_ONCE(pwt_group_by.val)) {
+	case PWT_GROUP_PROCESS:
+		return task_tgid(current);
+	case PWT_GROUP_JOB:
+		return task_pgrp(current);
+	}
+	return NULL;
+}
+
+/* Caller holds pwt_tasks_lock, or the RCU read lock for a bare lookup. */
+static struct pwt_group *pwt_group_find(struct pid *key)
+{
+	struct pwt_group *g;
+
+	hash_for_each_possible_rcu(pwt_groups_hash, g, node, (unsigned long)key)
+		if (g->key == key)
+			return g;
+	return NULL;
+}
+
+/*
+ * Join the group current belongs to now (its first decision, or after
+ * setsid(), setpgid() or a change of group_by), leaving the old one. With
+ * no memory or max_tasks groups already, the task stays on its own and the
+ * next decision tries again.
+ */
+static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
+{
+	struct pwt_group *g = NULL, *old, *ng;
+	struct pid *key;
+
+	ng = kzalloc(sizeof(*ng), GFP_NOWAIT | __GFP_NOWARN);
+	raw_spin_lock(&pwt_tasks_lock);
+	/* setpgid() by another task may drop the old pgrp: read it under RCU. */
+	rcu_read_lock();
+	key = pwt_group_key();
+	if (key) {
+		g = pwt_group_find(key);
+		if (!g && ng && pwt_nr_groups < READ_ONCE(pwt_max_tasks.val)) {
+			ng->key = get_pid(key);
+			ng->nr = pid_nr(key);
+			spin_lock_init(&ng->lock);
+			pwt_pred_init(&ng->pred, jiffies);
+			hash_add_rcu(pwt_groups_hash, &ng->node, (unsigned long)key);
+			pwt_nr_groups++;
+			g = ng;
+			ng = NULL;
+		}
+	}
+	rcu_read_unlock();
+	if (g)
+		atomic_inc(&g->members);
+	old = t->grp;
+	WRITE_ONCE(t->grp, g);
+	if (old)
+		atomic_dec(&old->members);
+	raw_spin_unlock(&pwt_tasks_lock);
+	kfree(ng);
+	return g;
+}
+
+/*
+ * Add @pages, dirtied by current since its last decision, to its group's
+ * prediction and return that prediction: 0 when it is on its own. Called at
+ * decisions only (every ratelimit_pages), so the group's lock is taken once
+ * per 32 pages of each member, not on every call.
+ */
+u64 pwt_group_account(struct pwt_task *t, unsigned int pages)
+{
+	struct pwt_group *g = t->grp;
+	u64 future;
+
+	/* Only a pointer compare: the key is not dereferenced here. */
+	if (unlikely((g ? g->key : NULL) != pwt_group_key()))
+		g = pwt_task_regroup(t);
+	if (!g)
+		return 0;
+	spin_lock(&g->lock);
+	pwt_pred_account(&g->pred, jiffies, pwt_window(), pages);
+	future = g->pred.future_dirty;
+	spin_unlock(&g->lock);
+	return future;
 }
 
 static void pwt_find_exit_tp(struct tracepoint *tp, void *priv)
@@ -217,6 +445,7 @@ void pwt_tasks_stop(void)
 void pwt_tasks_exit(void)
 {
 	struct hlist_node *tmp;
+	struct pwt_group *g;
 	struct pwt_task *t;
 	int bkt;
 
@@ -227,6 +456,14 @@ void pwt_tasks_exit(void)
 			pwt_task_unhash(t);
 		raw_spin_unlock(&pwt_tasks_lock);
 	}
+	/* Evicted entries go through SRCU, then RCU; the others through RCU. */
+	srcu_barrier(&pwt_srcu);
 	rcu_barrier();
+	/* Every entry is freed, so no group has members or readers left. */
+	hash_for_each_safe(pwt_groups_hash, bkt, tmp, g, node) {
+		hash_del(&g->node);
+		put_pid(g->key);
+		kfree(g);
+	}
 	kmem_cache_destroy(pwt_task_cache);
 }

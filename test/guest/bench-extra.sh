@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Benchmarks beyond the 2005 experiment, stock vs pwthrottle in one boot:
-#   fairness: two equal hogs for 20 s; each one's share of what both wrote.
+#   fairness: two equal hogs (two jobs) for 20 s; each one's share of what
+#   both wrote.
 # (The fast path's cost is overhead.sh, in a guest of its own.)
 # Machine-readable lines on fd 3:
 #   FAIR series=6.1 mode=stock a_mibps=9.8 b_mibps=10.1
@@ -13,9 +14,9 @@ rate() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f\n", b / 1048576 / s }'; }
 
 fair() {
 	local a b a0 b0 a1 b1 t0 t1 dt
-	/bin/pwt-writer /mnt/a 3000 -t 600 > /dev/null 2>&1 &
+	setsid /bin/pwt-writer /mnt/a 3000 -t 600 > /dev/null 2>&1 &
 	a=$!
-	/bin/pwt-writer /mnt/b 3000 -t 600 > /dev/null 2>&1 &
+	setsid /bin/pwt-writer /mnt/b 3000 -t 600 > /dev/null 2>&1 &
 	b=$!
 	sleep 10	# past the start-up burst and the first window
 	a0=$(wchar $a); b0=$(wchar $b); t0=$(now)

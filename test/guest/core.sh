@@ -10,7 +10,9 @@ load
 PWT_W=/bin/pwt-writer
 
 # --- A hog is predicted and throttled; a light writer beside it is not. ---
-$PWT_W /mnt/hog 2000 -t 14 -h 1 > /tmp/hog.out &
+# The hog is a job of its own (setsid), as a shell starts "cp ... &":
+# writers of one job are predicted together (group_by).
+setsid $PWT_W /mnt/hog 2000 -t 14 -h 1 > /tmp/hog.out &
 hog=$!
 sleep 6
 fut=$(task_field $hog future_pages)
@@ -38,7 +40,7 @@ sync
 
 # --- Dirty memory during a hog: pwthrottle vs stock, same hog, same disk. ---
 peak_run() {
-	$PWT_W /mnt/hog 2000 -t 12 > /tmp/hog.out &
+	setsid $PWT_W /mnt/hog 2000 -t 12 > /tmp/hog.out &
 	sample_dirty 12 /tmp/dirty.$1
 	wait $!
 	rm -f /mnt/hog

@@ -7,15 +7,19 @@
 # during the loops (from its write accounting, /proc/PID/io wchar).
 #
 # Usage: experiment.sh [LOOPS] [MODES] [CHECK] [PARAMS] [HOG]
-#   HOG "file" (default: one big file, like cp /dev/zero) or "many" (1 MB
-#   files one after another from one process, like untar or rsync)
+#   HOG "file" (default: one big file, like cp /dev/zero), "many" (1 MB
+#   files one after another from one process, like untar or rsync),
+#   "threads" (4 threads of one process, each streaming its own file) or
+#   "perfile" (a new process per 16 MiB file, 4 at once, like xargs -P4 cp);
+#   the last two need the static tools as /opt/pwt (vm-run --file)
 #   MODES "stock pwthrottle" (default); CHECK=1 adds a pass/fail line that
 #   fails only on a gross regression (pwthrottle's median loop slower than
 #   stock's), for make check.
 # Machine-readable output on fd 3:
 #   RESULT series=6.1 mode=stock hog=0|file|many loop=3 secs=8.41
 #   HOG series=6.1 mode=stock hog=file phase=alone|loops mibps=19.4 disk_mibps=19.6
-#     mibps: what the hog wrote (wchar); disk_mibps: what reached the disk.
+#     mibps: what the hog wrote (wchar; 0 for perfile, whose writers are
+#     children); disk_mibps: what reached the disk.
 #     With the hog alone, disk_mibps is its bandwidth; mibps also moves with
 #     the dirty backlog (pwthrottle drains the one built before the
 #     prediction caught up).
@@ -83,13 +87,15 @@ for mode in $MODES; do
 	log "== $mode: with hog"
 	sampler $mode &
 	samp=$!
-	# Bigger than the run can write, so the hog never finishes early.
+	# Bigger than the run can write, so the hog never finishes early. A
+	# job of its own, as "cp ... &" from a shell: see group_by.
 	mkdir -p /mnt/hogdir
-	if [ "$HOG" = many ]; then
-		/bin/pwt-writer /mnt/hogdir/f 3500 -f 1 -t 600 > /dev/null 2>&1 &
-	else
-		/bin/pwt-writer /mnt/hogdir/zero 3500 -t 600 > /dev/null 2>&1 &
-	fi
+	case $HOG in
+	many)	setsid /bin/pwt-writer /mnt/hogdir/f 3500 -f 1 -t 600 > /dev/null 2>&1 & ;;
+	threads) setsid /opt/pwt/pwt-fork /mnt/hogdir 4 -t -w 4 -k 896000 > /dev/null 2>&1 & ;;
+	perfile) setsid /opt/pwt/pwt-fork /mnt/hogdir 1000 -w 4 -k 16384 > /dev/null 2>&1 & ;;
+	*)	setsid /bin/pwt-writer /mnt/hogdir/zero 3500 -t 600 > /dev/null 2>&1 & ;;
+	esac
 	hog=$!
 	sleep $WARMUP
 	w0=$(wchar $hog); d0=$(disk_bytes); t0=$(now)
@@ -111,6 +117,8 @@ for mode in $MODES; do
 	[ "$mode" = pwthrottle ] && log "$(cat $DBG/stats | tr '\n' ' ')"
 	kill $hog $samp
 	wait $hog $samp 2>/dev/null
+	# perfile's children finish the file they are writing, then exit.
+	while pidof pwt-fork > /dev/null; do usleep 100000; done
 	rm -rf /mnt/hogdir
 	sync
 	[ "$mode" = pwthrottle ] && unload

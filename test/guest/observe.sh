@@ -84,7 +84,7 @@ fi
 # pwtop for 10 s from the hog's 4th second; JSON in /tmp/WHAT.json, the
 # table in /tmp/WHAT.txt. Sets $hog and $light.
 observe() {
-	$PWT_W /mnt/hog 2000 -t 18 > /dev/null &
+	setsid $PWT_W /mnt/hog 2000 -t 18 > /dev/null &
 	hog=$!
 	sleep 4
 	$PWTOP --once 10 --json > /tmp/$1.json 2> /tmp/$1.err &
@@ -158,7 +158,7 @@ expect stock_hog_paused "pwtop: stock hog balance_dirty_pages pauses ${spause:-n
 # --- rmmod with the events enabled and a hog in forced writeback. ---
 load
 echo 1 > $EV/enable
-$PWT_W /mnt/hog 300 -t 10 > /dev/null &
+setsid $PWT_W /mnt/hog 300 -t 10 > /dev/null &
 hog=$!
 sleep 4
 n=$(grep -c ' pwt_throttle: ' $T/trace)

@@ -3,12 +3,16 @@
  * pwt-fork: a storm of short-lived writers, processes or threads. Static,
  * for the guest torture tests.
  *
- *   pwt-fork DIR TOTAL [-t] [-w WAVE] [-k KB]
+ *   pwt-fork DIR TOTAL [-t] [-w WAVE] [-k KB] [-h SECS] [-p MS]
  *     TOTAL writers in waves of WAVE (default 500) alive at once: each writes
- *     KB KiB (default 64) to DIR/f.SLOT, waits until its whole wave has
+ *     KB KiB (default 64) to DIR/f.N (N = 0 .. TOTAL-1), waits until its whole wave has
  *     written, then exits. Holding the wave together is what makes more
  *     writers exist at once than pwthrottle's max_tasks.
  *     -t  threads of this process instead of child processes
+ *     -h  hold each wave alive SECS seconds after it has written (idle
+ *         writers that still exist)
+ *     -p  pause MS milliseconds between waves (a build's many small files
+ *         from short processes, at a build's pace)
  *
  * Prints "writers=N failed=F secs=S"; exit 1 if any writer failed.
  */
@@ -25,6 +29,8 @@
 
 static const char *dir;
 static size_t bytes;
+static unsigned int hold;
+static long wave_base;		/* writers of earlier waves: files never repeat */
 static pthread_barrier_t wave_done;
 
 /* One writer's work: 0 on success. */
@@ -35,6 +41,7 @@ static int write_one(long slot)
 	size_t off;
 	int fd;
 
+	slot += wave_base;
 	snprintf(name, sizeof(name), "%s/f.%ld", dir, slot);
 	fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0) {
@@ -59,6 +66,7 @@ static void *thread_fn(void *arg)
 	long ret = write_one((long)arg);
 
 	pthread_barrier_wait(&wave_done);
+	sleep(hold);
 	return (void *)ret;
 }
 
@@ -128,6 +136,7 @@ static int process_wave(int n)
 	for (i = 0; i < n; i++)
 		if (read(done[0], &c, 1) != 1)
 			break;
+	sleep(hold);
 	close(done[0]);
 	close(go[1]);
 	while (wait(&status) > 0)
@@ -137,11 +146,11 @@ static int process_wave(int n)
 
 int main(int argc, char **argv)
 {
-	long total, wave = 500, kb = 64, done = 0, failed = 0;
+	long total, wave = 500, kb = 64, done = 0, failed = 0, pause_ms = 0;
 	int opt, threads = 0;
 	double t0;
 
-	while ((opt = getopt(argc, argv, "tw:k:")) != -1) {
+	while ((opt = getopt(argc, argv, "tw:k:h:p:")) != -1) {
 		switch (opt) {
 		case 't':
 			threads = 1;
@@ -151,6 +160,12 @@ int main(int argc, char **argv)
 			break;
 		case 'k':
 			kb = atol(optarg);
+			break;
+		case 'h':
+			hold = atoi(optarg);
+			break;
+		case 'p':
+			pause_ms = atol(optarg);
 			break;
 		default:
 			goto usage;
@@ -165,12 +180,15 @@ int main(int argc, char **argv)
 	while (done < total) {
 		int n = total - done < wave ? total - done : wave;
 
+		wave_base = done;
 		failed += threads ? thread_wave(n) : process_wave(n);
 		done += n;
+		if (pause_ms > 0 && done < total)
+			usleep(pause_ms * 1000);
 	}
 	printf("writers=%ld failed=%ld secs=%.3f\n", done, failed, pwt_now() - t0);
 	return failed != 0;
 usage:
-	fprintf(stderr, "usage: pwt-fork DIR TOTAL [-t] [-w WAVE] [-k KB]\n");
+	fprintf(stderr, "usage: pwt-fork DIR TOTAL [-t] [-w WAVE] [-k KB] [-h SECS] [-p MS]\n");
 	return 2;
 }

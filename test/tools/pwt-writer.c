@@ -2,7 +2,7 @@
 /*
  * pwt-writer: a buffered writer for the guest tests, statically linked.
  *
- *   pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-r PASSES]
+ *   pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F] [-r PASSES]
  *     -b KB    write() size (default 1024)
  *     -f MB    many-files mode, like untar or rsync: write FILE.0, FILE.1,
  *              ... of MB each (closing each) until the total is reached
@@ -10,6 +10,7 @@
  *     -t SECS  stop after SECS seconds even if MB not reached (0 = no limit)
  *     -h SECS  stay alive SECS seconds after the writing (so tests can look
  *              at this task in debugfs while it exists)
+ *     -F       run as a real-time task (SCHED_FIFO, priority 1)
  *     -r PASSES  rewrite mode: overwrite the first MB of the existing FILE
  *              PASSES times with pwrite(), timing each pass's write()s
  *              only. The pages stay cached, so after the first pass no
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,8 +100,17 @@ int main(int argc, char **argv)
 	unsigned long long total, done = 0;
 	char *buf;
 
-	while ((opt = getopt(argc, argv, "b:f:st:h:r:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:")) != -1) {
 		switch (opt) {
+		case 'F': {
+			struct sched_param sp = { .sched_priority = 1 };
+
+			if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+				fprintf(stderr, "sched_setscheduler: %s\n", strerror(errno));
+				return 1;
+			}
+			break;
+		}
 		case 'b':
 			bs_kb = atol(optarg);
 			break;
@@ -181,6 +192,6 @@ int main(int argc, char **argv)
 		sleep(hold);
 	return 0;
 usage:
-	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-r PASSES]\n");
+	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F] [-r PASSES]\n");
 	return 2;
 }

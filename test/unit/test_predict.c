@@ -238,6 +238,105 @@ static void dirtied_deltas(void)
 	CHECK(pwt_dirtied_delta(5, 5) == 0, "no change");
 }
 
+/* Idle means no accounting for a whole window, whatever the phase. */
+static void idle_after_one_silent_window(void)
+{
+	struct pwt_pred p;
+	unsigned long t0 = ULONG_MAX - WINDOW / 2;	/* straddles the wrap */
+
+	pwt_pred_init(&p, t0);
+	CHECK(!pwt_pred_idle(&p, t0, WINDOW), "fresh entry is idle");
+	/* Active up to just before the second window ends. */
+	pwt_pred_account(&p, t0 + 2 * WINDOW - 1, WINDOW, 1);
+	CHECK(p.last_decay == t0 + WINDOW, "phase kept: %lu", p.last_decay - t0);
+	CHECK(!pwt_pred_idle(&p, t0 + 2 * WINDOW - 1, WINDOW), "idle right after a write");
+	/* Less than a window of silence after that write: not idle... */
+	CHECK(!pwt_pred_idle(&p, t0 + 3 * WINDOW - 1, WINDOW), "idle after < 1 window");
+	/* ...a whole silent window however it falls: idle. */
+	CHECK(pwt_pred_idle(&p, t0 + 3 * WINDOW + WINDOW - 1, WINDOW),
+	      "not idle after a silent window");
+	CHECK(pwt_pred_idle(&p, t0 + 2 * WINDOW - 1 + ULONG_MAX / 2 + 2, WINDOW),
+	      "not idle half the tick range later");
+	CHECK(pwt_pred_idle(&p, t0, 0), "window 0 (off): every entry is idle");
+}
+
+/* 20 MiB/s and 2 GiB/s devices, in 4 KiB pages per second. */
+#define SLOW_BW 5120ULL
+#define FAST_BW 524288ULL
+
+static void device_keeps_up_vetoes(void)
+{
+	struct pwt_global g = { .nr_dirty = 20000, .nr_writeback = 1000, .dirty_thresh = 40000 };
+	struct pwt_dev fast = { .bw = FAST_BW, .backlog = 21000 };
+	bool over = false;
+
+	/* 2005 rule alone: a lone copy's prediction is over the threshold. */
+	CHECK(decide(&g, 100000, false), "setup: 2005 rule says over");
+	CHECK(!pwt_decide_dev(&g, &fast, 100000, 5000, &over) && !over,
+	      "fast device with 40 ms of backlog: not an over-dirtier");
+	/* Already over (e.g. caught before the bandwidth was known): 2005 rule. */
+	over = true;
+	CHECK(pwt_decide_dev(&g, &fast, 100000, 5000, &over) && over, "over stays over");
+}
+
+static void congested_device_hog_caught_early(void)
+{
+	/* A 64 GiB machine: the threshold is far away. */
+	struct pwt_global g = { .nr_dirty = 60000, .nr_writeback = 512, .dirty_thresh = 3000000 };
+	struct pwt_dev usb = { .bw = SLOW_BW, .backlog = 60512 };
+	bool over = false;
+
+	CHECK(!decide(&g, 60000, false), "setup: 2005 rule waits for 12 GB");
+	/* 240 MB in two windows against 200 MB the stick writes: a hog. */
+	CHECK(pwt_decide_dev(&g, &usb, 60000, 5000, &over) && over, "USB hog not caught");
+	/* 100 MB now and then (Andrea's light writer) is not. */
+	over = false;
+	CHECK(!pwt_decide_dev(&g, &usb, 25600, 5000, &over) && !over, "light writer caught");
+	/* Nothing dirty left to write: over, but nothing to do. */
+	g.nr_dirty = 0;
+	over = false;
+	CHECK(!pwt_decide_dev(&g, &usb, 60000, 5000, &over) && over, "wedge: must not write back");
+}
+
+static void unknown_bandwidth_is_2005(void)
+{
+	struct pwt_global g = { .nr_dirty = 20000, .nr_writeback = 0, .dirty_thresh = 40000 };
+	struct pwt_dev unknown = { .bw = 0, .backlog = 1 };
+	bool over = false;
+
+	CHECK(pwt_decide_dev(&g, &unknown, 30000, 5000, &over) && over, "2005 rule not applied");
+	over = false;
+	CHECK(!pwt_decide_dev(&g, &unknown, 10000, 5000, &over) && !over, "2005 rule not applied");
+	CHECK(pwt_chunk_pages(&unknown, 100, 512) == 512, "unknown: the chunk cap");
+	CHECK(pwt_inflight_pages(&unknown, 100, 512) == 1024, "unknown: two chunks as in 0.1.0");
+	CHECK(pwt_drain_us(&unknown, 100, 1000, 20000) == 20000, "unknown: longest sleep");
+}
+
+static void writeback_sized_by_time(void)
+{
+	struct pwt_dev slow = { .bw = SLOW_BW }, fast = { .bw = FAST_BW };
+	struct pwt_dev tiny = { .bw = 10 }, huge = { .bw = UINT64_MAX };
+
+	/* 100 ms of 20 MiB/s is 512 pages: chunks of 256. */
+	CHECK(pwt_inflight_pages(&slow, 100, 512) == 512, "slow in flight %llu",
+	      (unsigned long long)pwt_inflight_pages(&slow, 100, 512));
+	CHECK(pwt_chunk_pages(&slow, 100, 512) == 256, "slow chunk");
+	/* A fast device: chunks at the cap, in flight 100 ms worth. */
+	CHECK(pwt_chunk_pages(&fast, 100, 512) == 512, "fast chunk");
+	CHECK(pwt_inflight_pages(&fast, 100, 512) == 52428, "fast in flight");
+	/* A crawling device still gets whole 64 KiB chunks. */
+	CHECK(pwt_chunk_pages(&tiny, 100, 512) == PWT_MIN_CHUNK, "tiny chunk");
+	CHECK(pwt_inflight_pages(&tiny, 100, 512) == 2 * PWT_MIN_CHUNK, "tiny in flight");
+	/* No overflow at absurd bandwidths or windows. */
+	CHECK(pwt_dev_pages(&huge, 100) == UINT64_MAX, "huge bw saturates");
+	CHECK(pwt_dev_pages(&slow, UINT64_MAX) == UINT64_MAX, "huge ms saturates");
+	CHECK(pwt_drain_us(&huge, 5, 1000, 20000) == 1000, "huge bw: shortest sleep");
+	CHECK(pwt_drain_us(&slow, UINT64_MAX, 1000, 20000) == 20000, "huge excess: longest");
+	/* 51 pages at 5120 pages/s: about 10 ms. */
+	CHECK(pwt_drain_us(&slow, 51, 1000, 20000) == 9960, "drain %llu us",
+	      (unsigned long long)pwt_drain_us(&slow, 51, 1000, 20000));
+}
+
 int main(void)
 {
 	run("steady_writer_converges_to_two_windows", steady_writer_converges_to_two_windows);
@@ -252,5 +351,10 @@ int main(void)
 	run("over_is_sticky_through_the_halving", over_is_sticky_through_the_halving);
 	run("threshold_matches_the_kernel_formula", threshold_matches_the_kernel_formula);
 	run("dirtied_deltas", dirtied_deltas);
+	run("idle_after_one_silent_window", idle_after_one_silent_window);
+	run("device_keeps_up_vetoes", device_keeps_up_vetoes);
+	run("congested_device_hog_caught_early", congested_device_hog_caught_early);
+	run("unknown_bandwidth_is_2005", unknown_bandwidth_is_2005);
+	run("writeback_sized_by_time", writeback_sized_by_time);
 	return failures ? 1 : 0;
 }

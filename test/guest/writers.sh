@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: GPL-2.0
+# Writers that are not one task: threaded, fork-per-file and io_uring hogs
+# (one job, predicted as one writer), a build's many small writers (not a hog), a
+# loop device's kernel worker, a real-time writer, and a table filled with
+# idle threads. Needs the static tools as /opt/pwt (vm-run --file).
+#
+# Each hog runs as its own job (setsid), the way an interactive shell starts
+# "cp ... &": pwthrottle groups writers by process group (group_by=2).
+. /pwt/lib.sh
+
+T=/opt/pwt
+PWT_W=/bin/pwt-writer
+mount_scratch
+dmesg_mark
+load
+
+# light_beside NAME: a 10 MB writer in this script's job, beside a hog
+# started as its own job: it must pass, neither over nor throttled.
+light_beside() {
+	local light lthr lover
+	$PWT_W /mnt/light 10 -h 2 > /tmp/light.out 2>/dev/null &
+	light=$!
+	sleep 1
+	lthr=$(task_field $light throttles)
+	lover=$(task_field $light over)
+	log "$1: light writer: over ${lover:-none}, ${lthr:-none} throttles; $(cat /tmp/light.out)"
+	expect "$1_light_passes" "10 MB writer beside the hog: over=${lover:-none} throttles=${lthr:-none}, want 0 0" \
+		[ "$lover" = 0 ] && [ "$lthr" = 0 ]
+	wait $light
+	rm -f /mnt/light
+}
+
+# group_hog NAME SECS CMD...: CMD as its own job; after 3 s a light writer
+# runs beside it; peak Dirty+Writeback over SECS must stay below 2/3 of
+# the threshold. A single-task hog is caught when its prediction plus the
+# dirty pages reach the threshold, at about half of it; a group caught only
+# member by member, or not at all, reaches the threshold (0.1.0: 82-94%).
+group_hog() {
+	local name=$1 secs=$2 hog sampler peak thresh_kb thr0 thr1
+	shift 2
+	thr0=$(stat_of throttles)
+	setsid "$@" > /tmp/$name.out 2>&1 &
+	hog=$!
+	sample_dirty "$secs" /tmp/$name.dirty &
+	sampler=$!
+	sleep 3
+	light_beside "$name"
+	wait $sampler
+	wait $hog
+	expect "$name"_hog_completes "hog exits 0: $(cat /tmp/$name.out)" [ $? = 0 ]
+	thr1=$(stat_of throttles)
+	peak=$(peak_of /tmp/$name.dirty)
+	thresh_kb=$(( $(stat_of dirty_thresh) * 4 ))
+	log "$name: peak Dirty+Writeback $peak KiB of a $thresh_kb KiB threshold; throttles $thr0 -> $thr1"
+	expect "$name"_caught "hog made to write back ($thr0 -> $thr1 throttles)" [ "$thr1" -gt "$thr0" ]
+	expect "$name"_dirty_low "peak $peak KiB < 2/3 of the $thresh_kb KiB threshold" \
+		[ $((peak * 3)) -lt $((thresh_kb * 2)) ]
+	rm -rf /mnt/$name
+	sync
+}
+
+# --- A 4-thread hog, each thread streaming its own file. ---
+mkdir -p /mnt/threads
+group_hog threads 12 "$T/pwt-fork" /mnt/threads 4 -t -w 4 -k 65536
+
+# --- A job that starts a new process per 16 MiB file, 4 at once (xargs -P4 cp). ---
+mkdir -p /mnt/perfile
+group_hog perfile 12 "$T/pwt-fork" /mnt/perfile 20 -w 4 -k 16384
+
+# --- io_uring: NOWAIT writes from the submitter, their retries from its
+# io-wq workers (threads of the same process): one writer. ---
+mkdir -p /mnt/uring
+group_hog uring 12 "$T/pwt-uring" /mnt/uring/f 256 -q 8
+
+# --- A build: many short processes writing small files at a build's pace. ---
+mkdir -p /mnt/build
+thr0=$(stat_of throttles)
+setsid "$T/pwt-fork" /mnt/build 300 -w 2 -k 64 -p 20 > /tmp/build.out &
+build=$!
+over=0
+while alive $build; do
+	awk -F'\t' 'NR > 1 && $6 == 1' $DBG/tasks | grep -q . && over=1
+	usleep 200000
+done
+wait $build
+expect build_completes "build job exits 0: $(cat /tmp/build.out)" [ $? = 0 ]
+thr1=$(stat_of throttles)
+log "build: $(cat /tmp/build.out); throttles $thr0 -> $thr1, any member over: $over"
+expect build_not_a_hog "300 small-file processes: no throttle ($thr0 -> $thr1), none over ($over)" \
+	[ "$thr1" = "$thr0" ] && [ $over = 0 ]
+rm -rf /mnt/build
+sync
+
+# --- A loop device's worker writes for the filesystem on it: passed through. ---
+# The hog writes into ext2 on /mnt/loop.img; the loop worker (a kernel
+# thread) writes the image's pages. Kernel threads get no entry.
+modprobe loop 2>/dev/null
+dd if=/dev/zero of=/mnt/loop.img bs=1M count=0 seek=400 2>/dev/null
+if losetup /dev/loop0 /mnt/loop.img 2>/dev/null && mke2fs -q /dev/loop0 > /dev/null 2>&1 &&
+   mkdir -p /mnt2 && mount /dev/loop0 /mnt2 2>/dev/null; then
+	setsid $PWT_W /mnt2/hog 300 -t 12 > /tmp/loophog.out 2>&1 &
+	hog=$!
+	kth=
+	while alive $hog; do
+		for p in $(awk 'NR > 1 { print $1 }' $DBG/tasks); do
+			# /proc/PID/stat field 9 is the flags; PF_KTHREAD is 0x00200000.
+			f=$(sed 's/.*) //' /proc/$p/stat 2>/dev/null | cut -d' ' -f7)
+			[ -n "$f" ] && [ $(( f & 0x00200000 )) != 0 ] && kth="$kth $p($(cat /proc/$p/comm))"
+		done
+		usleep 500000
+	done
+	wait $hog
+	kth=$(echo $kth | tr ' ' '\n' | sort -u | xargs)
+	log "loop: $(cat /tmp/loophog.out); kernel threads seen in tasks: ${kth:-none}"
+	expect loop_kthreads_pass "no kernel thread tracked (seen: ${kth:-none})" [ -z "$kth" ]
+	setsid $PWT_W /mnt2/hog 300 -t 15 > /dev/null 2>&1 &
+	hog=$!
+	sleep 4
+	light_beside loop
+	kill $hog 2> /dev/null
+	wait $hog
+	umount /mnt2
+	losetup -d /dev/loop0
+else
+	skip loop_kthreads_pass "no loop device or mke2fs"
+fi
+rm -f /mnt/loop.img
+sync
+
+# --- A real-time writer is left to the stock throttle. ---
+thr0=$(stat_of throttles)
+$PWT_W /mnt/rt 200 -F -h 1 > /tmp/rt.out 2>&1 &
+rt=$!
+sleep 3
+rfut=$(task_field $rt future_pages)
+wait $rt
+st=$?
+thr1=$(stat_of throttles)
+log "rt: $(cat /tmp/rt.out); entry future ${rfut:-none}; throttles $thr0 -> $thr1"
+expect rt_completes "SCHED_FIFO writer exits 0" [ $st = 0 ]
+expect rt_passes "SCHED_FIFO writer: no entry (${rfut:-none}), no throttle ($thr0 -> $thr1)" \
+	[ -z "$rfut" ] && [ "$thr1" = "$thr0" ]
+rm -f /mnt/rt
+sync
+
+# --- A table full of idle threads does not keep a new hog out. ---
+# 4200 live threads that each dirtied one page: more than max_tasks (4096).
+# With a 1 s window they are idle (no write for a whole window) after 2 s.
+echo 100 > $SYSCTL
+mkdir -p /mnt/idle
+setsid "$T/pwt-fork" /mnt/idle 4200 -t -w 4200 -k 4 -h 25 > /tmp/idle.out 2>&1 &
+idle=$!
+n=0
+while [ "$(stat_of tasks)" -lt 4000 ] && [ $n -lt 100 ]; do usleep 200000; n=$((n + 1)); done
+log "idle threads: tasks $(stat_of tasks), drops $(stat_of drops)"
+sleep 3
+setsid $PWT_W /mnt/idlehog 400 -t 8 -h 2 > /dev/null 2>&1 &
+hog=$!
+sleep 6
+fut=$(task_field $hog future_pages)
+thr=$(task_field $hog throttles)
+log "hog beside 4200 idle threads: future ${fut:-none}, throttles ${thr:-none}; tasks $(stat_of tasks), evictions $(stat_of evictions), drops $(stat_of drops)"
+expect full_table_hog_tracked "hog has an entry (future ${fut:-none} > 0)" [ "${fut:-0}" -gt 0 ]
+expect full_table_hog_caught "hog throttled (${thr:-none})" [ "${thr:-0}" -gt 0 ]
+expect full_table_bounded "tasks $(stat_of tasks) <= max_tasks" [ "$(stat_of tasks)" -le "$(cat $PARAMS/max_tasks)" ]
+wait $hog
+kill $idle 2> /dev/null
+wait $idle
+echo 500 > $SYSCTL
+rm -rf /mnt/idle /mnt/idlehog
+
+unload
+expect dmesg_clean "no WARNING/BUG/Oops" dmesg_clean
+umount /mnt
+finish
