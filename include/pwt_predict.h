@@ -137,15 +137,19 @@ bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 
 /*
  * How an over-dirtier's writeback is sized, in pages, for a device that
- * writes @d->bw pages/s: at most @inflight_ms of its bandwidth under
+ * writes @d->bw pages/s. At most @inflight_ms of its bandwidth under
  * writeback, so that another task's fsync, journal commit or truncate
- * waits behind no more than that; and chunks of half that, so the device
- * has one to write while the task dirties the next. @max_chunk caps a
- * chunk (write_chunk_pages); an unknown bandwidth gets the cap.
+ * waits behind no more than that: the task waits until half of it is left,
+ * then queues two chunks of a quarter each when it has dirtied one more.
+ * The device always has half the bound to write while the task dirties;
+ * two chunks per chunk dirtied drain a backlog built before it was caught.
+ * @max_chunk caps a chunk (write_chunk_pages). With the bandwidth unknown,
+ * four chunks of @max_chunk (0.1.0's "wait for two chunks, queue two").
  */
+#define PWT_CHUNKS_IN_FLIGHT 4
 #define PWT_MIN_CHUNK 16	/* 64 KiB: smaller I/O costs more than it saves */
-u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk);
 u64 pwt_inflight_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk);
+u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk);
 
 /*
  * Microseconds until @d has written @excess pages at its bandwidth: how

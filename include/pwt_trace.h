@@ -17,23 +17,8 @@
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM pwthrottle
 
-/* Read once: the multi-read passes below must not redefine it. */
-#ifndef _PWT_TRACE_TYPES_H
-#define _PWT_TRACE_TYPES_H
-/*
- * Why a forced writeback's wait for the device ended: the device is down
- * to two chunks (DONE), the task is no longer over or has nothing dirty
- * left to write (NOT_OVER), max_pause_ms (DEADLINE), a fatal signal
- * (KILLED), rmmod began (UNLOADING).
- */
-enum pwt_wait_end {
-	PWT_WAIT_DONE,
-	PWT_WAIT_NOT_OVER,
-	PWT_WAIT_DEADLINE,
-	PWT_WAIT_KILLED,
-	PWT_WAIT_UNLOADING,
-};
-#endif /* _PWT_TRACE_TYPES_H */
+/* Outside the multi-read guard: every pass may need the types. */
+#include "pwt_trace_types.h"
 
 #if !defined(_PWT_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
 #define _PWT_TRACE_H
@@ -50,6 +35,7 @@ TRACE_DEFINE_ENUM(PWT_WAIT_NOT_OVER);
 TRACE_DEFINE_ENUM(PWT_WAIT_DEADLINE);
 TRACE_DEFINE_ENUM(PWT_WAIT_KILLED);
 TRACE_DEFINE_ENUM(PWT_WAIT_UNLOADING);
+TRACE_DEFINE_ENUM(PWT_WAIT_KEPT_UP);
 
 /*
  * The event macros are laid out the way checkpatch wants them, which
@@ -97,21 +83,31 @@ TRACE_EVENT(pwt_decision,
  * @pages: pages the forced writeback started
  * @wait_ns: time the task was held, starting the writeback included
  * @reason: why the wait for the device ended
+ * @d: the device when it ended: bandwidth (pages/s, 0 = not measured yet)
+ *	and pages under writeback on it
+ * @limit: the bound on those pages (inflight_ms of the bandwidth)
  */
 TRACE_EVENT(pwt_throttle,
-	    TP_PROTO(long pages, u64 wait_ns, enum pwt_wait_end reason),
-	    TP_ARGS(pages, wait_ns, reason),
+	    TP_PROTO(long pages, u64 wait_ns, enum pwt_wait_end reason,
+		     const struct pwt_dev *d, u64 limit),
+	    TP_ARGS(pages, wait_ns, reason, d, limit),
 	    TP_STRUCT__entry(__field(long, pages)
 			     __field(u64, wait_us)
+			     __field(u64, bw)
+			     __field(u64, writeback)
+			     __field(u64, limit)
 			     __field(pid_t, pid)
 			     __field(unsigned int, reason)
 			     __array(char, comm, TASK_COMM_LEN)),
 	    TP_fast_assign(__entry->pages = pages;
 			   __entry->wait_us = div_u64(wait_ns, NSEC_PER_USEC);
+			   __entry->bw = d->bw;
+			   __entry->writeback = d->writeback;
+			   __entry->limit = limit;
 			   __entry->pid = current->pid;
 			   __entry->reason = reason;
 			   memcpy(__entry->comm, current->comm, TASK_COMM_LEN);),
-	    TP_printk("pid=%d comm=%s pages=%ld wait_us=%llu reason=%s",
+	    TP_printk("pid=%d comm=%s pages=%ld wait_us=%llu reason=%s bw=%llu writeback=%llu limit=%llu",
 		      __entry->pid, __entry->comm, __entry->pages,
 		      __entry->wait_us,
 		      __print_symbolic(__entry->reason,
@@ -119,7 +115,9 @@ TRACE_EVENT(pwt_throttle,
 				       { PWT_WAIT_NOT_OVER, "not_over" },
 				       { PWT_WAIT_DEADLINE, "deadline" },
 				       { PWT_WAIT_KILLED, "killed" },
-				       { PWT_WAIT_UNLOADING, "unloading" })));
+				       { PWT_WAIT_UNLOADING, "unloading" },
+				       { PWT_WAIT_KEPT_UP, "kept_up" }),
+		      __entry->bw, __entry->writeback, __entry->limit));
 
 /* clang-format on */
 

@@ -254,13 +254,24 @@ MODULE_PARM_DESC(ratelimit_pages,
 		 "Pages a task dirties between two decisions (1..65536, default 32; 8 once over)");
 
 /*
- * 2 MiB: large enough for efficient I/O, small enough that one chunk at
- * 20 MB/s completes within the kernel's 200 ms maximum pause.
+ * The largest chunk, for devices faster than 80 MiB/s; slower ones get a
+ * quarter of inflight_ms of their bandwidth (pwt_chunk_pages()). 2 MiB: large
+ * enough for efficient I/O, small enough that one chunk at 20 MB/s
+ * completes within the kernel's 200 ms maximum pause.
  */
 struct pwt_knob pwt_write_chunk_pages = { .val = 512, .min = 16, .max = 65536 };
 module_param_cb(write_chunk_pages, &pwt_knob_ops, &pwt_write_chunk_pages, 0644);
 MODULE_PARM_DESC(write_chunk_pages,
-		 "Pages an over-dirtier dirties between forced writebacks (16..65536, default 512)");
+		 "Largest chunk an over-dirtier dirties between forced writebacks, pages (16..65536, default 512)");
+
+/*
+ * 100 ms of the device's bandwidth under an over-dirtier's writeback: what
+ * another task's fsync or journal commit may queue behind. 20 MiB/s: 2 MiB.
+ */
+struct pwt_knob pwt_inflight_ms = { .val = 100, .min = 1, .max = 10000 };
+module_param_cb(inflight_ms, &pwt_knob_ops, &pwt_inflight_ms, 0644);
+MODULE_PARM_DESC(inflight_ms,
+		 "Most writeback an over-dirtier keeps queued, in ms of its device's bandwidth (1..10000, default 100)");
 
 /* The kernel's MAX_PAUSE: no task waits longer in one throttle. */
 struct pwt_knob pwt_max_pause_ms = { .val = 200, .min = 1, .max = 10000 };

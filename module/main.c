@@ -37,18 +37,37 @@
  * processes is one job too, and is caught only if the job as a whole
  * would fill the budget.
  *
- * A predicted over-dirtier pays for what it dirties by writing back: every
- * write_chunk_pages pages it dirties, it starts writeback of twice that
- * much of the file it is writing (twice, so a backlog built up before the
+ * The device decides first (device.c, pwt_decide_dev()). The 2005 rule
+ * knows memory, not devices: a lone copy to a fast disk has a prediction
+ * far over the threshold although its disk writes everything it dirties,
+ * and on a large machine a copy to a USB stick is caught only once it has
+ * queued gigabytes. So a writer whose device keeps up (less than a second
+ * of its measured bandwidth dirty or under writeback on it) is no
+ * over-dirtier, whatever its prediction; and a writer predicted to dirty
+ * more than its congested device can write over the same two windows is
+ * one at once, whatever the memory size. Other cases, and a device whose
+ * bandwidth the kernel has not measured yet, are the 2005 rule's.
+ *
+ * A predicted over-dirtier pays for what it dirties by writing back, in its
+ * own context: every chunk it dirties, it starts writeback of two chunks
+ * of the file it is writing (two, so a backlog built up before the
  * prediction caught up drains), then waits, killably and for at most
- * max_pause_ms, until the device has no more than two chunks under
- * writeback. Its dirty footprint stays a few chunks, the device always has
- * a chunk to write while the task dirties the next, and so it loses no
- * bandwidth: a device-bound writer gains nothing from dirtying more memory
- * than the device can absorb. The dirty budget stays free for light writers,
- * which run at memory speed. Without dirty memory to write, nobody is
- * throttled: the "!nr_reclaimable" escape that kept 2005's version from
- * wedging lone writers.
+ * max_pause_ms, until its device has no more than half of inflight_ms
+ * (100 ms) of its bandwidth under writeback. A chunk is a quarter of that
+ * bound (at most write_chunk_pages): the device always has 50 ms to write
+ * while the task dirties the next chunk, so it loses no bandwidth, and
+ * another task's fsync, journal commit or truncate queues behind at most
+ * 100 ms of the hog's I/O, on a 20 MiB/s stick as on an NVMe disk. (In its
+ * own context rather than by leaving the pages to the flusher: the flusher
+ * starts only at the background threshold and writes whatever is oldest,
+ * so the hog's footprint would grow to that threshold, which is what we
+ * are avoiding.)
+ * If the device has absorbed our two chunks at once (a quarter of the
+ * bound or less under writeback right after), it keeps up with this
+ * writer: the task stops being over. The dirty
+ * budget stays free for light writers, which run at memory speed. Without
+ * dirty memory to write, nobody is throttled: the "!nr_reclaimable" escape
+ * that kept 2005's version from wedging lone writers.
  *
  * Where pwthrottle sits: every caller that dirties page cache calls
  * balance_dirty_pages_ratelimited_flags() (balance_dirty_pages_ratelimited()
@@ -124,12 +143,10 @@
 
 /* Decide every 8 pages once over, like the stock dirty_exceeded ratelimit. */
 #define PWT_OVER_RATELIMIT 8
-/* Poll the device every jiffy (4 ms at Debian's HZ=250). */
-#define PWT_POLL_JIFFIES 1
 
 DEFINE_PER_CPU(struct pwt_stats, pwt_stats);
 DEFINE_SRCU(pwt_srcu);
-static bool pwt_unloading;
+bool pwt_unloading;
 
 /*
  * How the wrapper calls the original: a jump past its ftrace site, or a
@@ -197,59 +214,9 @@ static bool pwt_may_writeback(struct address_space *mapping)
 	return true;
 }
 
-/*
- * Pages under writeback on the device @inode writes to: the inode's
- * bdi_writeback (per cgroup with cgroup writeback; see pwt_inode_wb() for
- * an inode not attached yet). wbs are freed after an RCU grace period,
- * hence the read lock around the lookup and the read.
- */
-static unsigned long pwt_device_writeback(struct inode *inode)
-{
-	unsigned long nr;
-
-	rcu_read_lock();
-	nr = wb_stat(pwt_inode_wb(inode), WB_WRITEBACK);
-	rcu_read_unlock();
-	return nr;
-}
-
-/*
- * Wait while the device has more than two chunks under writeback: one that
- * it is writing and the one we just queued. The task dirties its next chunk
- * while the device works on those, so the device never idles and the task
- * never gets more than two chunks ahead of it. Killable, and bounded by
- * max_pause_ms like the kernel's own pause in balance_dirty_pages(); it also
- * ends when the task is no longer predicted over, or when rmmod begins.
- * Returns why it ended, for the pwt_throttle trace event.
- */
-static enum pwt_wait_end pwt_wait_device(u64 future, struct inode *inode,
-					 long chunk)
-{
-	unsigned long deadline = jiffies +
-		msecs_to_jiffies(READ_ONCE(pwt_max_pause_ms.val));
-	struct pwt_global g;
-	bool over = true;
-
-	while (pwt_device_writeback(inode) > 2 * chunk) {
-		if (fatal_signal_pending(current))
-			return PWT_WAIT_KILLED;
-		if (READ_ONCE(pwt_unloading))
-			return PWT_WAIT_UNLOADING;
-		if (time_after_eq(jiffies, deadline))
-			return PWT_WAIT_DEADLINE;
-		pwt_read_global(&g);
-		if (!pwt_decide(&g, future, &over))
-			return PWT_WAIT_NOT_OVER;
-		__set_current_state(TASK_KILLABLE);
-		io_schedule_timeout(PWT_POLL_JIFFIES);
-	}
-	return PWT_WAIT_DONE;
-}
-
 static void pwt_force_writeback(struct pwt_task *t, struct address_space *mapping,
-				u64 future)
+				u64 future, long chunk)
 {
-	long chunk = READ_ONCE(pwt_write_chunk_pages.val);
 	struct writeback_control wbc = {
 		.sync_mode	= WB_SYNC_NONE,
 		.nr_to_write	= 2 * chunk,
@@ -259,8 +226,9 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	};
 	u64 t0 = ktime_get_ns();
 	enum pwt_wait_end end;
+	struct pwt_dev d;
 	long written;
-	u64 held;
+	u64 held, limit;
 
 	t->busy = true;
 	/*
@@ -270,17 +238,24 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	 */
 	pwt_fdatawrite_wbc(mapping, &wbc);
 	written = max(2 * chunk - wbc.nr_to_write, 0L);
-	end = pwt_wait_device(future, mapping->host, chunk);
+	end = pwt_wait_device(mapping->host, future, &d, &limit);
 	t->busy = false;
 	held = ktime_get_ns() - t0;
 
+	/*
+	 * The device took what we queued without a queue building up: it
+	 * keeps up with this writer, which is no over-dirtier of it. (It is
+	 * caught again if its device congests; see pwt_decide_dev().)
+	 */
+	if (end == PWT_WAIT_KEPT_UP)
+		WRITE_ONCE(t->over, false);
 	t->since_writeback = 0;
 	WRITE_ONCE(t->throttles, t->throttles + 1);
 	WRITE_ONCE(t->forced_pages, t->forced_pages + written);
 	WRITE_ONCE(t->throttled_ns, t->throttled_ns + held);
 	pwt_stat_add(throttles, 1);
 	pwt_stat_add(forced_pages, written);
-	trace_pwt_throttle(written, held, end);
+	trace_pwt_throttle(written, held, end, &d, limit);
 }
 
 /*
@@ -294,10 +269,12 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 {
 	struct task_struct *tsk = current;
 	struct pwt_global g;
+	struct pwt_dev d;
 	struct pwt_task *t;
 	unsigned int limit, dirtied;
 	bool over, throttle;
 	u64 delta, future;
+	long chunk;
 
 	/*
 	 * Kernel threads write for others (the loop device's worker for every
@@ -333,11 +310,15 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	/* A group's writers are judged by what the group will dirty. */
 	future = max(t->pred.future_dirty, pwt_group_account(t, dirtied));
 	pwt_read_global(&g);
+	pwt_read_dev(mapping->host, &d);
 	over = t->over;
-	throttle = pwt_decide(&g, future, &over);
+	throttle = pwt_decide_dev(&g, &d, future,
+				  READ_ONCE(pwt_ratio_centisecs) * 10, &over);
 	WRITE_ONCE(t->over, over);
 	trace_pwt_decision(future, dirtied, &g, over, throttle);
-	if (!throttle || t->since_writeback < READ_ONCE(pwt_write_chunk_pages.val))
+	chunk = pwt_chunk_pages(&d, READ_ONCE(pwt_inflight_ms.val),
+				READ_ONCE(pwt_write_chunk_pages.val));
+	if (!throttle || t->since_writeback < chunk)
 		return 0;
 	if (flags & BDP_ASYNC) {
 		pwt_stat_add(async_eagain, 1);
@@ -347,7 +328,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 		pwt_stat_add(skipped, 1);
 		return 0;
 	}
-	pwt_force_writeback(t, mapping, future);
+	pwt_force_writeback(t, mapping, future, chunk);
 	return 0;
 }
 

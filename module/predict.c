@@ -117,22 +117,26 @@ bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 	return pwt_decide(g, future, over);
 }
 
+u64 pwt_inflight_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk)
+{
+	u64 inflight;
+
+	if (!d->bw)
+		return PWT_CHUNKS_IN_FLIGHT * max_chunk;
+	inflight = pwt_dev_pages(d, inflight_ms);
+	return inflight < PWT_CHUNKS_IN_FLIGHT * PWT_MIN_CHUNK ?
+		       PWT_CHUNKS_IN_FLIGHT * PWT_MIN_CHUNK :
+		       inflight;
+}
+
 u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk)
 {
-	u64 chunk = d->bw ? pwt_dev_pages(d, inflight_ms) / 2 : max_chunk;
+	u64 chunk = pwt_inflight_pages(d, inflight_ms, max_chunk) /
+		    PWT_CHUNKS_IN_FLIGHT;
 
 	if (chunk > max_chunk)
 		chunk = max_chunk;
 	return chunk < PWT_MIN_CHUNK ? PWT_MIN_CHUNK : chunk;
-}
-
-u64 pwt_inflight_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk)
-{
-	u64 inflight = d->bw ? pwt_dev_pages(d, inflight_ms) : 0;
-	u64 floor = 2 * pwt_chunk_pages(d, inflight_ms, max_chunk);
-
-	/* Never less than the two chunks the device and the task work on. */
-	return inflight < floor ? floor : inflight;
 }
 
 u64 pwt_drain_us(const struct pwt_dev *d, u64 excess, u64 min_us, u64 max_us)

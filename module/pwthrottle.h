@@ -10,6 +10,7 @@
 #include <linux/srcu.h>
 #include <linux/jiffies.h>
 #include "pwt_predict.h"
+#include "pwt_trace_types.h"
 
 /* --- knobs.c: sysctl, module parameters, the kernel's dirty threshold --- */
 
@@ -32,6 +33,7 @@ extern struct pwt_knob pwt_ratelimit_pages;
 extern struct pwt_knob pwt_write_chunk_pages;
 extern struct pwt_knob pwt_max_pause_ms;
 extern struct pwt_knob pwt_group_by;
+extern struct pwt_knob pwt_inflight_ms;
 
 /* What pwt_group_by groups a writer with (see the top of main.c). */
 enum pwt_group_by {
@@ -142,6 +144,16 @@ struct pwt_stats {
 DECLARE_PER_CPU(struct pwt_stats, pwt_stats);
 #define pwt_stat_add(field, n) this_cpu_add(pwt_stats.field, (n))
 void pwt_stats_sum(struct pwt_stats *sum);
+
+/* --- device.c: the writer's device, the wait of a forced writeback --- */
+
+/* Set by rmmod: sleepers in pwt_wait_device() return. */
+extern bool pwt_unloading;
+
+struct inode;
+void pwt_read_dev(struct inode *inode, struct pwt_dev *d);
+enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
+				  struct pwt_dev *d, u64 *limit);
 
 /* --- debugfs.c --- */
 void pwt_debugfs_init(void);

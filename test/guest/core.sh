@@ -159,7 +159,7 @@ t1=$(date +%s)
 expect rmmod_under_load "rmmod returned in $((t1 - t0)) s (<= 5)" [ $((t1 - t0)) -le 5 ]
 wait $h1; s1=$?
 wait $h2; s2=$?
-expect writers_survive_rmmod "both hogs exit 0 ($s1 $s2)" [ $s1 = 0 ] && [ $s2 = 0 ]
+expect writers_survive_rmmod "both hogs exit 0 ($s1 $s2)" [ "$s1" = 0 -a "$s2" = 0 ]
 sz1=$(stat -c %s /mnt/h1)
 sz2=$(stat -c %s /mnt/h2)
 expect no_data_lost "both files 300 MiB and all 0x5a ($sz1 $sz2)" \

@@ -19,6 +19,8 @@ skip() { say "SKIP $SERIES/$1: $2"; }
 log() { echo "# $*"; }
 
 # expect NAME DESCRIPTION CONDITION...: one test line from a shell condition.
+# CONDITION is one command: "expect ... [ a ] && [ b ]" would test only a
+# (the && is the caller's); write [ a -a b ] or sh -c '...'.
 expect() {
 	local name=$1 what=$2
 	shift 2

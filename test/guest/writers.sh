@@ -25,7 +25,7 @@ light_beside() {
 	lover=$(task_field $light over)
 	log "$1: light writer: over ${lover:-none}, ${lthr:-none} throttles; $(cat /tmp/light.out)"
 	expect "$1_light_passes" "10 MB writer beside the hog: over=${lover:-none} throttles=${lthr:-none}, want 0 0" \
-		[ "$lover" = 0 ] && [ "$lthr" = 0 ]
+		[ "$lover" = 0 -a "$lthr" = 0 ]
 	wait $light
 	rm -f /mnt/light
 }
@@ -87,7 +87,7 @@ expect build_completes "build job exits 0: $(cat /tmp/build.out)" [ $? = 0 ]
 thr1=$(stat_of throttles)
 log "build: $(cat /tmp/build.out); throttles $thr0 -> $thr1, any member over: $over"
 expect build_not_a_hog "300 small-file processes: no throttle ($thr0 -> $thr1), none over ($over)" \
-	[ "$thr1" = "$thr0" ] && [ $over = 0 ]
+	[ "$thr1" = "$thr0" -a "$over" = 0 ]
 rm -rf /mnt/build
 sync
 
@@ -139,7 +139,7 @@ thr1=$(stat_of throttles)
 log "rt: $(cat /tmp/rt.out); entry future ${rfut:-none}; throttles $thr0 -> $thr1"
 expect rt_completes "SCHED_FIFO writer exits 0" [ $st = 0 ]
 expect rt_passes "SCHED_FIFO writer: no entry (${rfut:-none}), no throttle ($thr0 -> $thr1)" \
-	[ -z "$rfut" ] && [ "$thr1" = "$thr0" ]
+	[ -z "$rfut" -a "$thr1" = "$thr0" ]
 rm -f /mnt/rt
 sync
 

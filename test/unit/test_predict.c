@@ -308,7 +308,7 @@ static void unknown_bandwidth_is_2005(void)
 	over = false;
 	CHECK(!pwt_decide_dev(&g, &unknown, 10000, 5000, &over) && !over, "2005 rule not applied");
 	CHECK(pwt_chunk_pages(&unknown, 100, 512) == 512, "unknown: the chunk cap");
-	CHECK(pwt_inflight_pages(&unknown, 100, 512) == 1024, "unknown: two chunks as in 0.1.0");
+	CHECK(pwt_inflight_pages(&unknown, 100, 512) == 2048, "unknown: four chunks as in 0.1.0");
 	CHECK(pwt_drain_us(&unknown, 100, 1000, 20000) == 20000, "unknown: longest sleep");
 }
 
@@ -317,19 +317,20 @@ static void writeback_sized_by_time(void)
 	struct pwt_dev slow = { .bw = SLOW_BW }, fast = { .bw = FAST_BW };
 	struct pwt_dev tiny = { .bw = 10 }, huge = { .bw = UINT64_MAX };
 
-	/* 100 ms of 20 MiB/s is 512 pages: chunks of 256. */
+	/* 100 ms of 20 MiB/s is 512 pages: chunks of 128. */
 	CHECK(pwt_inflight_pages(&slow, 100, 512) == 512, "slow in flight %llu",
 	      (unsigned long long)pwt_inflight_pages(&slow, 100, 512));
-	CHECK(pwt_chunk_pages(&slow, 100, 512) == 256, "slow chunk");
+	CHECK(pwt_chunk_pages(&slow, 100, 512) == 128, "slow chunk");
 	/* A fast device: chunks at the cap, in flight 100 ms worth. */
 	CHECK(pwt_chunk_pages(&fast, 100, 512) == 512, "fast chunk");
 	CHECK(pwt_inflight_pages(&fast, 100, 512) == 52428, "fast in flight");
 	/* A crawling device still gets whole 64 KiB chunks. */
 	CHECK(pwt_chunk_pages(&tiny, 100, 512) == PWT_MIN_CHUNK, "tiny chunk");
-	CHECK(pwt_inflight_pages(&tiny, 100, 512) == 2 * PWT_MIN_CHUNK, "tiny in flight");
+	CHECK(pwt_inflight_pages(&tiny, 100, 512) == 4 * PWT_MIN_CHUNK, "tiny in flight");
 	/* No overflow at absurd bandwidths or windows. */
 	CHECK(pwt_dev_pages(&huge, 100) == UINT64_MAX, "huge bw saturates");
 	CHECK(pwt_dev_pages(&slow, UINT64_MAX) == UINT64_MAX, "huge ms saturates");
+	CHECK(pwt_chunk_pages(&huge, 100, 512) == 512, "huge bw: the cap");
 	CHECK(pwt_drain_us(&huge, 5, 1000, 20000) == 1000, "huge bw: shortest sleep");
 	CHECK(pwt_drain_us(&slow, UINT64_MAX, 1000, 20000) == 20000, "huge excess: longest");
 	/* 51 pages at 5120 pages/s: about 10 ms. */

@@ -39,7 +39,7 @@
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const end_names[PWTOP_NR_ENDS] = {
-	"done", "not_over", "deadline", "killed", "unloading",
+	"done", "not_over", "deadline", "killed", "unloading", "kept_up",
 };
 
 static bool verbose;

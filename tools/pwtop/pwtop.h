@@ -39,7 +39,7 @@ struct pwtop_layout {
 };
 
 /* Reasons a pwthrottle wait ends: the kernel's enum pwt_wait_end. */
-#define PWTOP_NR_ENDS 5
+#define PWTOP_NR_ENDS 6
 
 /*
  * What pwtop counts per task (thread), keyed by pid. Only the task itself

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Types of pwthrottle's trace events, shared with the module's code. */
+#ifndef _PWT_TRACE_TYPES_H
+#define _PWT_TRACE_TYPES_H
+
+/*
+ * Why a forced writeback's wait for the device ended: the device is down
+ * to inflight_ms of its bandwidth under writeback (DONE), or was at half
+ * of that right after our chunks were queued, so it keeps up with the
+ * task (KEPT_UP); the task is no longer over or has nothing dirty left to
+ * write (NOT_OVER); max_pause_ms (DEADLINE); a fatal signal (KILLED); rmmod
+ * began (UNLOADING). Values are an interface (tools/pwtop): append only.
+ */
+enum pwt_wait_end {
+	PWT_WAIT_DONE,
+	PWT_WAIT_NOT_OVER,
+	PWT_WAIT_DEADLINE,
+	PWT_WAIT_KILLED,
+	PWT_WAIT_UNLOADING,
+	PWT_WAIT_KEPT_UP,
+};
+
+#endif /* _PWT_TRACE_TYPES_H */

@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0
+# Device-aware throttling: /dev/vda is fast (not throttled: faster than the
+# guest can dirty), /dev/vdb a 20 MiB/s "USB stick" (vm-run --disk2). A lone
+# copy to the fast disk is left alone; a copy to the stick is caught and
+# keeps at most inflight_ms of the stick's bandwidth under writeback; a
+# light writer on the fast disk is not made to pay for the stick's hog.
+. /pwt/lib.sh
+
+PWT_W=/bin/pwt-writer
+TR=/sys/kernel/tracing
+mount_scratch
+mkdir -p /stick
+mount /dev/vdb /stick || { fail stick_mount "no /dev/vdb (vm-run --disk2)"; finish; }
+dmesg_mark
+load
+
+# bdi_stat DEV KEY: a line of the device's bdi stats in debugfs, in kB.
+bdi_stat() {
+	awk -v k="$2:" '$1 == k { print $2 }' "/sys/kernel/debug/bdi/$(cat /sys/block/$1/dev)/stats"
+}
+
+# --- A lone copy to a fast disk: no forced writeback once the disk is measured. ---
+# (vm-run --disk-mb 8192: 14 s at the guest's ~300 MB/s fit.)
+setsid $PWT_W /mnt/fast 7000 -t 14 -h 1 > /tmp/fast.out &
+hog=$!
+sleep 7
+thr0=$(task_field $hog throttles)
+sleep 6
+thr1=$(task_field $hog throttles)
+over=$(task_field $hog over)
+wait $hog
+st=$?
+log "fast disk: $(cat /tmp/fast.out); throttles ${thr0:-none} at 7 s, ${thr1:-none} at 13 s, over ${over:-none}; bandwidth $(bdi_stat vda BdiWriteBandwidth) kBps"
+expect fast_hog_completes "hog exits 0" [ $st = 0 ]
+expect fast_hog_left_alone "no forced writeback from 7 s to 13 s (${thr0:-none} -> ${thr1:-none}), over=${over:-none}" \
+	[ -n "$thr1" -a "$thr1" = "$thr0" -a "$over" = 0 ]
+rm -f /mnt/fast
+sync
+
+# --- A copy to the stick: caught, its writeback bounded by time. ---
+echo 0 > $TR/options/record-cmd
+echo 0 > $TR/tracing_on
+echo > $TR/trace
+echo 1 > $TR/events/pwthrottle/pwt_throttle/enable
+# Steady state only: for its first seconds the kernel has not measured the
+# stick yet (its estimate starts at 100 MB/s and converges over seconds),
+# pwthrottle decides as in 2005, and the flusher drains what the hog
+# dirtied before it was caught.
+setsid $PWT_W /stick/hog 3000 -t 24 > /tmp/stick.out &
+hog=$!
+sleep 10
+echo 1 > $TR/tracing_on
+: > /tmp/stick.wb
+n=0
+while [ $n -lt 32 ]; do
+	bdi_stat vdb BdiWriteback >> /tmp/stick.wb
+	usleep 250000
+	n=$((n + 1))
+done
+echo 0 > $TR/tracing_on
+bw_kbps=$(bdi_stat vdb BdiWriteBandwidth)
+peak=$(peak_of /tmp/stick.wb)
+# Light writer on the fast disk while the stick's hog runs.
+$PWT_W /mnt/light 10 -h 2 > /tmp/light.out 2> /dev/null &
+light=$!
+sleep 1
+lthr=$(task_field $light throttles)
+lover=$(task_field $light over)
+wait $light
+hthr=$(task_field $hog throttles)
+kill $hog 2> /dev/null
+wait $hog
+echo 0 > $TR/events/pwthrottle/pwt_throttle/enable
+grep ' pwt_throttle: ' $TR/trace > /tmp/stick.trace
+# The events' own view: the bound is inflight_ms (100) of the bandwidth.
+bad=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+	if (f["bw"] > 0 && f["limit"] > f["bw"] / 10 + 1 && f["limit"] > 64) print }' /tmp/stick.trace | wc -l)
+nev=$(grep -c ' bw=[1-9]' /tmp/stick.trace)
+log "stick: writeback samples (kB): $(tr '\n' ' ' < /tmp/stick.wb)"
+sed -n '1p;$p' /tmp/stick.trace | sed 's/^/# /'
+log "stick: hog throttles ${hthr:-none}; bandwidth $bw_kbps kBps; peak BdiWriteback $peak kB; $nev throttle events with a known bandwidth, $bad with a bound over 100 ms"
+log "stick: light writer on the fast disk: over ${lover:-none}, throttles ${lthr:-none}; $(cat /tmp/light.out)"
+expect stick_hog_caught "hog on the stick throttled (${hthr:-none})" [ "${hthr:-0}" -gt 0 ]
+expect stick_bound_is_time "throttle events with a known bandwidth: $nev, with a bound over 100 ms of it: $bad" \
+	[ "$nev" -gt 0 -a "$bad" = 0 ]
+# Sampled from outside: 100 ms of the stick's bandwidth, doubled for the
+# estimate's lag and the flusher's own writeback of the hog's file. (Four
+# 2 MiB chunks, 0.1.0's bound, are 300 ms at this speed.)
+lim=$(( bw_kbps / 5 ))
+expect stick_inflight_bounded "peak writeback on the stick $peak kB <= $lim kB (200 ms of $bw_kbps kBps)" \
+	[ "$peak" -le "$lim" ]
+expect stick_light_passes "10 MB writer on the fast disk: over=${lover:-none} throttles=${lthr:-none}, want 0 0" \
+	[ "$lover" = 0 -a "$lthr" = 0 ]
+rm -f /stick/hog /mnt/light
+sync
+
+unload
+expect dmesg_clean "no WARNING/BUG/Oops" dmesg_clean
+umount /stick
+umount /mnt
+finish
