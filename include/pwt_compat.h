@@ -102,8 +102,12 @@ static inline struct bdi_writeback *pwt_inode_wb(struct inode *inode)
  * the bandwidth sample's start. When our writeback is the first after such
  * a pause, the kernel's next sample spans the idle time and underestimates
  * the device's write bandwidth once, until later samples (every 200 ms of
- * writeback) correct it. The stock throttle and the flusher read that
- * estimate; pwthrottle's decision does not.
+ * writeback) correct it. It also skips do_writepages()'s periodic update
+ * under constant writeback; the estimate, which pwthrottle's device model
+ * reads (device.c), is then kept current by the other updaters, the end of
+ * an inode's writeback (wb_inode_writeback_end()) and the flusher: on 7.3
+ * a 20 MiB/s stick's estimate follows it within seconds (device.sh's
+ * pwt_throttle events).
  */
 static inline int pwt_fdatawrite_wbc(struct address_space *mapping,
 				     struct writeback_control *wbc)

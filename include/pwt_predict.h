@@ -118,18 +118,24 @@ struct pwt_dev {
 u64 pwt_dev_pages(const struct pwt_dev *d, u64 ms);
 
 /*
- * pwt_decide() made device-aware. A task not yet over is judged by its
- * device first:
- *  - a device that keeps up (known bandwidth, backlog under
- *    PWT_CONGESTED_MS of it) absorbs whatever the task dirties: the task is
- *    not an over-dirtier, however large its prediction. A lone copy to a
- *    fast disk keeps the flusher and the device streaming;
- *  - a congested device whose writer is predicted to dirty more than the
- *    device can write over the same two windows is caught at once,
- *    whatever the memory size: it is a hog for that device, and on a
- *    large machine waiting for it to fill 20% of memory would queue
- *    gigabytes that every other writer's fsync then waits behind;
- *  - otherwise, and for a task already over, the 2005 rule of pwt_decide().
+ * Is the task a hog for its device: known bandwidth, more than
+ * PWT_CONGESTED_MS of it dirty or under writeback there, and a prediction
+ * (two windows of @window_ms) over what the device writes in that time?
+ */
+bool pwt_dev_hog(const struct pwt_dev *d, u64 future, u64 window_ms);
+
+/*
+ * pwt_decide() made device-aware:
+ *  - a hog for its device (pwt_dev_hog()) is over at once, whatever the
+ *    memory size, and stays over while it is one: on a large machine
+ *    waiting for it to fill 20% of memory would queue gigabytes that
+ *    every other writer's fsync then waits behind;
+ *  - a task not yet over whose device keeps up (known bandwidth, backlog
+ *    under PWT_CONGESTED_MS of it) is not an over-dirtier, however large
+ *    its prediction: a lone copy to a fast disk keeps the flusher and the
+ *    device streaming;
+ *  - otherwise, and with the bandwidth not measured yet, the 2005 rule of
+ *    pwt_decide(), with its hysteresis.
  * @window_ms is the prediction window: @future covers two of them.
  */
 bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,

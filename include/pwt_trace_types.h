@@ -5,11 +5,12 @@
 
 /*
  * Why a forced writeback's wait for the device ended: the device is down
- * to inflight_ms of its bandwidth under writeback (DONE), or was at half
- * of that right after our chunks were queued, so it keeps up with the
- * task (KEPT_UP); the task is no longer over or has nothing dirty left to
- * write (NOT_OVER); max_pause_ms (DEADLINE); a fatal signal (KILLED); rmmod
- * began (UNLOADING). Values are an interface (tools/pwtop): append only.
+ * to half of inflight_ms of its bandwidth under writeback (DONE), or was
+ * at a quarter of it right after our chunks were queued, with little else
+ * waiting, so it keeps up with the task (KEPT_UP); the task is no longer
+ * over or has nothing dirty left to write (NOT_OVER); max_pause_ms
+ * (DEADLINE); a fatal signal (KILLED); rmmod began (UNLOADING). Values are
+ * an interface (tools/pwtop): append only.
  */
 enum pwt_wait_end {
 	PWT_WAIT_DONE,

@@ -55,8 +55,9 @@ void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
  * Wait while the device has more than half of inflight_ms of its bandwidth
  * under writeback (pwt_inflight_pages()): the task then dirties its next
  * chunk while the device works on that half, and queues two more chunks of
- * a quarter each. The device never idles, and nobody else's I/O queues
- * behind more than inflight_ms of ours.
+ * a quarter each. The device never idles, and other tasks' I/O queues
+ * behind no more than inflight_ms of ours (the flusher's own writeback of
+ * a backlog comes on top, until it has drained).
  *
  * Nothing in the kernel wakes a waiter when a wb's writeback count falls,
  * and the waits that exist (a folio's writeback bit) have no timeout and
@@ -67,12 +68,15 @@ void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
  *
  * Killable, and bounded by max_pause_ms like the kernel's own pause in
  * balance_dirty_pages(); it also ends when the task is no longer predicted
- * over, or when rmmod begins. Returns why it ended, for the pwt_throttle
- * trace event; *@d is the device as last read, *@limit the bound.
+ * over (by the device or the memory rule, pwt_decide_dev()), or when rmmod
+ * begins. @written is what we just queued. Returns why it ended, for the
+ * pwt_throttle trace event; *@d is the device as last read, *@limit the
+ * bound.
  */
-enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
+enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future, long written,
 				  struct pwt_dev *d, u64 *limit)
 {
+	u64 window_ms = READ_ONCE(pwt_ratio_centisecs) * 10;
 	u64 inflight_ms = READ_ONCE(pwt_inflight_ms.val);
 	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
 	ktime_t deadline =
@@ -86,12 +90,16 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 	pwt_read_dev(inode, d);
 	*limit = pwt_inflight_pages(d, inflight_ms, max_chunk);
 	/*
-	 * Right after we queued two chunks (half the bound), a quarter of the
-	 * bound or less is under writeback: the device absorbs our writeback
-	 * as fast as we queue it. It keeps up; the caller stops treating the
-	 * task as over.
+	 * We queued a chunk or more, and right after, a quarter of the bound
+	 * or less is under writeback and half of it or less waits on the
+	 * device at all (dirty pages of every file included, so a hog of many
+	 * small files is not let go for the one it just wrote): the device
+	 * absorbs our writeback as fast as we queue it. It keeps up; the
+	 * caller stops treating the task as over.
 	 */
-	if (d->writeback <= *limit / PWT_CHUNKS_IN_FLIGHT)
+	if (written >= (long)pwt_chunk_pages(d, inflight_ms, max_chunk) &&
+	    d->writeback <= *limit / PWT_CHUNKS_IN_FLIGHT &&
+	    d->backlog <= *limit / 2)
 		return PWT_WAIT_KEPT_UP;
 	while (d->writeback > *limit / 2) {
 		if (fatal_signal_pending(current))
@@ -102,7 +110,7 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 		if (left_us <= 0)
 			return PWT_WAIT_DEADLINE;
 		pwt_read_global(&g);
-		if (!pwt_decide(&g, future, &over))
+		if (!pwt_decide_dev(&g, d, future, window_ms, &over))
 			return PWT_WAIT_NOT_OVER;
 		us = pwt_drain_us(d, d->writeback - *limit / 2,
 				  PWT_MIN_SLEEP_US, PWT_MAX_SLEEP_US);

@@ -238,11 +238,16 @@ static const struct kernel_param_ops pwt_knob_ops = {
 	.get = pwt_knob_get,
 };
 
-/* Table size bound: memory is at most max_tasks * sizeof(struct pwt_task). */
-struct pwt_knob pwt_max_tasks = { .val = 4096, .min = 1, .max = 1 << 20 };
+/*
+ * Table size bound: memory is at most max_tasks * sizeof(struct pwt_task)
+ * (and as many groups). At most 64 entries a chain of the 1024-bucket table,
+ * so that every hold of the raw table lock stays short (PREEMPT_RT).
+ */
+struct pwt_knob pwt_max_tasks = { .val = 4096, .min = 1,
+				  .max = 64 << PWT_HASH_BITS };
 module_param_cb(max_tasks, &pwt_knob_ops, &pwt_max_tasks, 0644);
 MODULE_PARM_DESC(max_tasks,
-		 "Most tasks tracked at once; beyond it new writers are not throttled (1..1048576, default 4096)");
+		 "Most tasks tracked at once; idle ones are evicted for new writers, beyond that new writers are not throttled (1..65536, default 4096)");
 
 /*
  * 32 pages is the kernel's starting nr_dirtied_pause: decide about as often
@@ -280,14 +285,16 @@ MODULE_PARM_DESC(max_pause_ms,
 		 "Longest wait of one forced writeback, ms (1..10000, default 200)");
 
 /*
- * 2, jobs: what a shell starts as one job (a pipeline, xargs -P, make -j,
- * a threaded copier) is one writer; see the top of main.c.
+ * 1, processes: the threads of a process (a threaded copier, io_uring and
+ * its io-wq workers) are one writer. 2 makes a whole shell job one writer
+ * (xargs -P4 cp, make -j), and so also a shell loop of short writers, such
+ * as the 2005 experiment's own light writer; see the top of main.c.
  */
-struct pwt_knob pwt_group_by = { .val = PWT_GROUP_JOB, .min = PWT_GROUP_NONE,
-				 .max = PWT_GROUP_JOB };
+struct pwt_knob pwt_group_by = { .val = PWT_GROUP_PROCESS,
+				 .min = PWT_GROUP_NONE, .max = PWT_GROUP_JOB };
 module_param_cb(group_by, &pwt_knob_ops, &pwt_group_by, 0644);
 MODULE_PARM_DESC(group_by,
-		 "Predict writers together: 0 each thread alone, 1 per process, 2 per process group (default)");
+		 "Predict writers together: 0 each thread alone, 1 per process (default), 2 per process group");
 
 /* The window is also a parameter so modprobe.d can set it before any write. */
 static int pwt_window_set(const char *val, const struct kernel_param *kp)

@@ -103,17 +103,21 @@ u64 pwt_dev_pages(const struct pwt_dev *d, u64 ms)
 	return d->bw * ms / 1000;
 }
 
+bool pwt_dev_hog(const struct pwt_dev *d, u64 future, u64 window_ms)
+{
+	return d->bw && d->backlog > pwt_dev_pages(d, PWT_CONGESTED_MS) &&
+	       future > pwt_dev_pages(d, 2 * window_ms);
+}
+
 bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 		    u64 future, u64 window_ms, bool *over)
 {
-	if (!*over && d->bw) {
-		if (d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS))
-			return false;
-		if (future > pwt_dev_pages(d, 2 * window_ms)) {
-			*over = true;
-			return g->nr_dirty != 0;
-		}
+	if (pwt_dev_hog(d, future, window_ms)) {
+		*over = true;
+		return g->nr_dirty != 0;
 	}
+	if (!*over && d->bw && d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS))
+		return false;
 	return pwt_decide(g, future, over);
 }
 

@@ -9,10 +9,11 @@
  * interrupt, so no irq-disabling variant is needed. It is a raw spinlock
  * because the exit probe runs with preemption disabled before 7.0, and on
  * PREEMPT_RT a spinlock_t is a sleeping lock there. Every hold is short:
- * one hash chain (the sweep takes it per bucket). Entries are freed with
- * call_rcu() and rmmod waits for them with rcu_barrier(). We do not use
- * kfree_rcu(): before 6.12 nothing lets a module wait for its batched frees
- * before destroying the slab cache.
+ * one hash chain (the sweep takes it per bucket; max_tasks is capped so a
+ * chain stays short). Entries are freed with call_rcu(), evicted ones with
+ * call_srcu() then call_rcu(); rmmod waits for them with srcu_barrier() and
+ * rcu_barrier(). We do not use kfree_rcu(): before 6.12 nothing lets a
+ * module wait for its batched frees before destroying the slab cache.
  *
  * Who may remove an entry, and why the owner can keep using its pointer
  * after rcu_read_unlock() while it sleeps in forced writeback:
@@ -116,19 +117,21 @@ static bool pwt_task_idle(const struct pwt_task *t, unsigned long now)
 }
 
 /*
- * Unhash up to PWT_EVICT_BATCH idle entries of chain @head into @out and
- * return how many. Caller holds pwt_tasks_lock and passes them to
+ * Unhash up to @want (at most PWT_EVICT_BATCH) idle entries of chain @head
+ * into @out and return how many. Caller holds pwt_tasks_lock and passes them to
  * pwt_evicted_free() after dropping it.
  */
-static int pwt_evict_idle(struct hlist_head *head, struct pwt_task **out)
+static int pwt_evict_idle(struct hlist_head *head, struct pwt_task **out,
+			  int want)
 {
 	unsigned long now = jiffies;
 	struct hlist_node *tmp;
 	struct pwt_task *t;
 	int n = 0;
 
+	want = min(want, PWT_EVICT_BATCH);
 	hlist_for_each_entry_safe(t, tmp, head, node) {
-		if (n == PWT_EVICT_BATCH)
+		if (n >= want)
 			break;
 		if (!pwt_task_idle(t, now))
 			continue;
@@ -148,16 +151,22 @@ static void pwt_evicted_free(struct pwt_task **v, int n)
 	pwt_stat_add(evictions, n);
 }
 
-/* Does chain @head hold an entry eviction could take? Under RCU. */
+/* Does chain @head hold an entry eviction could take? */
 static bool pwt_chain_has_idle(struct hlist_head *head)
 {
 	unsigned long now = jiffies;
 	struct pwt_task *t;
+	bool idle = false;
 
-	hlist_for_each_entry_rcu(t, head, node)
-		if (pwt_task_idle(t, now))
-			return true;
-	return false;
+	rcu_read_lock();
+	hlist_for_each_entry_rcu(t, head, node) {
+		if (pwt_task_idle(t, now)) {
+			idle = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return idle;
 }
 
 static struct pwt_task *pwt_task_find(pid_t pid)
@@ -183,7 +192,7 @@ struct pwt_task *pwt_task_get(void)
 	struct pwt_task *t, *stale;
 	struct hlist_head *head;
 	int nevict = 0;
-	bool found;
+	bool stale_seen;
 
 	/*
 	 * Compared inside the read section: an entry of this pid's previous
@@ -192,7 +201,7 @@ struct pwt_task *pwt_task_get(void)
 	 */
 	rcu_read_lock();
 	t = pwt_task_find(tsk->pid);
-	found = t;
+	stale_seen = t;
 	if (t && t->start_time != tsk->start_time)
 		t = NULL;
 	rcu_read_unlock();
@@ -200,18 +209,15 @@ struct pwt_task *pwt_task_get(void)
 		return t;
 
 	/*
-	 * Full: make room only if this pid's chain has an idle entry to
-	 * evict (checked here without the lock, so a fork storm of busy
-	 * writers costs no allocation).
+	 * Full: go on only if there will be room, from the dead previous
+	 * owner's entry or an idle one in this pid's chain (looked for here
+	 * without the lock, so a fork storm of busy writers costs no
+	 * allocation).
 	 */
 	head = &pwt_tasks_hash[hash_min(tsk->pid, HASH_BITS(pwt_tasks_hash))];
-	if (READ_ONCE(pwt_nr_tasks) >= READ_ONCE(pwt_max_tasks.val) && !found) {
-		rcu_read_lock();
-		found = pwt_chain_has_idle(head);
-		rcu_read_unlock();
-		if (!found)
-			goto drop;
-	}
+	if (READ_ONCE(pwt_nr_tasks) >= READ_ONCE(pwt_max_tasks.val) &&
+	    !stale_seen && !pwt_chain_has_idle(head))
+		goto drop;
 	t = kmem_cache_zalloc(pwt_task_cache, GFP_NOWAIT | __GFP_NOWARN);
 	if (!t)
 		goto drop;
@@ -229,7 +235,8 @@ struct pwt_task *pwt_task_get(void)
 	if (stale)
 		pwt_task_unhash(stale);
 	if (pwt_nr_tasks >= READ_ONCE(pwt_max_tasks.val))
-		nevict = pwt_evict_idle(head, evicted);
+		nevict = pwt_evict_idle(head, evicted,
+					pwt_nr_tasks - READ_ONCE(pwt_max_tasks.val) + 1);
 	if (pwt_nr_tasks >= READ_ONCE(pwt_max_tasks.val)) {
 		raw_spin_unlock(&pwt_tasks_lock);
 		pwt_evicted_free(evicted, nevict);
@@ -301,7 +308,8 @@ void pwt_tasks_sweep(void)
 		}
 		rcu_read_unlock();
 		evict = pwt_nr_tasks > READ_ONCE(pwt_max_tasks.val) / 2;
-		n = evict ? pwt_evict_idle(&pwt_tasks_hash[bkt], evicted) : 0;
+		n = evict ? pwt_evict_idle(&pwt_tasks_hash[bkt], evicted,
+					   PWT_EVICT_BATCH) : 0;
 		raw_spin_unlock(&pwt_tasks_lock);
 		pwt_evicted_free(evicted, n);
 	}
@@ -310,7 +318,7 @@ void pwt_tasks_sweep(void)
 		hlist_for_each_entry_safe(g, tmp, &pwt_groups_hash[bkt], node) {
 			if (atomic_read(&g->members))
 				continue;
-			hlist_del_rcu(&g->node);
+			hlist_del_init_rcu(&g->node);
 			pwt_nr_groups--;
 			call_rcu(&g->rcu, pwt_group_free_rcu);
 		}
@@ -349,26 +357,40 @@ static struct pwt_group *pwt_group_find(struct pid *key)
  */
 static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
 {
-	struct pwt_group *g = NULL, *old, *ng;
+	struct pwt_group *g, *old, *ng = NULL;
 	struct pid *key;
 
-	ng = kzalloc(sizeof(*ng), GFP_NOWAIT | __GFP_NOWARN);
-	raw_spin_lock(&pwt_tasks_lock);
-	/* setpgid() by another task may drop the old pgrp: read it under RCU. */
+	/* Allocate only if the group is new and there is room for it. */
 	rcu_read_lock();
 	key = pwt_group_key();
-	if (key) {
-		g = pwt_group_find(key);
-		if (!g && ng && pwt_nr_groups < READ_ONCE(pwt_max_tasks.val)) {
-			ng->key = get_pid(key);
-			ng->nr = pid_nr(key);
-			spin_lock_init(&ng->lock);
-			pwt_pred_init(&ng->pred, jiffies);
-			hash_add_rcu(pwt_groups_hash, &ng->node, (unsigned long)key);
-			pwt_nr_groups++;
-			g = ng;
-			ng = NULL;
-		}
+	g = key ? pwt_group_find(key) : NULL;
+	rcu_read_unlock();
+	if (key && !g) {
+		if (READ_ONCE(pwt_nr_groups) >= READ_ONCE(pwt_max_tasks.val))
+			return NULL;
+		ng = kzalloc(sizeof(*ng), GFP_NOWAIT | __GFP_NOWARN);
+		if (!ng)
+			return NULL;
+	}
+
+	raw_spin_lock(&pwt_tasks_lock);
+	/*
+	 * Again under the lock: setpgid() by another task may have moved us
+	 * and dropped the old pgrp (so read it under RCU), and the sweep may
+	 * have freed the group found above.
+	 */
+	rcu_read_lock();
+	key = pwt_group_key();
+	g = key ? pwt_group_find(key) : NULL;
+	if (key && !g && ng && pwt_nr_groups < READ_ONCE(pwt_max_tasks.val)) {
+		ng->key = get_pid(key);
+		ng->nr = pid_nr(key);
+		spin_lock_init(&ng->lock);
+		pwt_pred_init(&ng->pred, jiffies);
+		hash_add_rcu(pwt_groups_hash, &ng->node, (unsigned long)key);
+		pwt_nr_groups++;
+		g = ng;
+		ng = NULL;
 	}
 	rcu_read_unlock();
 	if (g)
@@ -385,8 +407,8 @@ static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
 /*
  * Add @pages, dirtied by current since its last decision, to its group's
  * prediction and return that prediction: 0 when it is on its own. Called at
- * decisions only (every ratelimit_pages), so the group's lock is taken once
- * per 32 pages of each member, not on every call.
+ * decisions only (every ratelimit_pages, 8 once over), so the group's lock
+ * is taken once per 8 to 32 pages of each member, not on every call.
  */
 u64 pwt_group_account(struct pwt_task *t, unsigned int pages)
 {

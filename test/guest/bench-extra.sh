@@ -8,9 +8,6 @@
 . /pwt/lib.sh
 
 mount_scratch
-now() { awk '{ print $1 }' /proc/uptime; }
-wchar() { awk '$1 == "wchar:" { print $2 }' /proc/$1/io; }
-rate() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f\n", b / 1048576 / s }'; }
 
 fair() {
 	local a b a0 b0 a1 b1 t0 t1 dt

@@ -39,24 +39,6 @@ mkdir -p /mnt/tmp
 load
 unload
 
-now() { awk '{ print $1 }' /proc/uptime; }
-wchar() { awk '$1 == "wchar:" { print $2 }' /proc/$1/io; }
-# Bytes the scratch disk has written (sectors are 512 bytes).
-disk_bytes() { awk '{ print $7 * 512 }' /sys/block/vda/stat; }
-
-# The timed loop, exactly as in 2005 (bs=10M count=1, ten files, then rm).
-ten_writes() {
-	local t0 t1 i=1
-	t0=$(now)
-	while [ $i -le 10 ]; do
-		dd if=/dev/zero of=/mnt/tmp/$i bs=10M count=1 2>/dev/null
-		i=$((i + 1))
-	done
-	t1=$(now)
-	rm -f /mnt/tmp/*
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }'
-}
-
 sampler() {
 	local t0
 	t0=$(now)
@@ -64,10 +46,6 @@ sampler() {
 		echo "SAMPLE series=$SERIES mode=$1 t=$(awk -v a="$t0" '{ printf "%.2f", $1 - a }' /proc/uptime) dirty_kb=$(meminfo_kb Dirty) writeback_kb=$(meminfo_kb Writeback)" >&3
 		usleep 250000
 	done
-}
-
-rate() {	# bytes secs -> MiB/s
-	awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f\n", b / 1048576 / s }'
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -89,4 +89,29 @@ peak_of() { sort -n "$1" | tail -1; }
 # wait_gone PID: wait for a background job to finish, return its status.
 wait_gone() { wait "$1"; }
 
+# --- shared by the benchmarks ---
+now() { awk '{ print $1 }' /proc/uptime; }
+wchar() { awk '$1 == "wchar:" { print $2 }' /proc/$1/io; }
+# disk_bytes [DEV]: bytes DEV (default vda) has written (sectors of 512 bytes).
+disk_bytes() { awk '{ print $7 * 512 }' /sys/block/${1:-vda}/stat; }
+rate() {	# bytes secs -> MiB/s
+	awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f\n", b / 1048576 / s }'
+}
+secs_between() { awk -v a="$1" -v b="$2" 'BEGIN { print b - a }'; }
+
+# ten_writes: Andrea Arcangeli's timed loop, exactly as in 2005 (bs=10M
+# count=1, ten files in /mnt/tmp, then rm); prints its seconds.
+ten_writes() {
+	local t0 t1 i=1
+	mkdir -p /mnt/tmp
+	t0=$(now)
+	while [ $i -le 10 ]; do
+		dd if=/dev/zero of=/mnt/tmp/$i bs=10M count=1 2>/dev/null
+		i=$((i + 1))
+	done
+	t1=$(now)
+	rm -f /mnt/tmp/*
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }'
+}
+
 finish() { exit "$FAILED"; }

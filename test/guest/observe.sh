@@ -64,8 +64,8 @@ fi
 # Decisions come every ratelimit_pages (8 when over), never per page.
 small=$(sed -n 's/.* dirtied=\([0-9]*\) .*/\1/p' /tmp/dec.trace | awk '$1 < 8' | wc -l)
 expect decision_event_not_per_call "no pwt_decision with dirtied < 8 ($small)" [ "$small" = 0 ]
-bad=$(grep -cvE ' pwt_throttle: pid=[0-9]+ comm=pwt-writer pages=[0-9]+ wait_us=[0-9]+ reason=(done|not_over|deadline|killed|unloading)$' /tmp/thr.trace)
-expect throttle_event_format "every pwt_throttle line has pid, comm, pages, wait_us and a reason name ($bad bad)" \
+bad=$(grep -cvE ' pwt_throttle: pid=[0-9]+ comm=pwt-writer pages=[0-9]+ wait_us=[0-9]+ reason=(done|not_over|deadline|killed|unloading|kept_up) bw=[0-9]+ writeback=[0-9]+ limit=[0-9]+$' /tmp/thr.trace)
+expect throttle_event_format "every pwt_throttle line has pid, comm, pages, wait_us, a reason name, bw, writeback and limit ($bad bad)" \
 	[ "$bad" = 0 ]
 echo 0 > $EV/enable
 echo > $T/trace

@@ -214,7 +214,7 @@ t_fuzz() {
 		$longa
 	EOF
 	for knob in "$SYSCTL:-1:360001" "$PARAMS/dirty_ratio_centisecs:-1:360001" \
-		    "$PARAMS/max_tasks:0:1048577" "$PARAMS/ratelimit_pages:0:65537" \
+		    "$PARAMS/max_tasks:0:65537" "$PARAMS/ratelimit_pages:0:65537" \
 		    "$PARAMS/write_chunk_pages:15:65537" "$PARAMS/max_pause_ms:0:10001" \
 		    "$PARAMS/group_by:-1:3" "$PARAMS/inflight_ms:0:10001"; do
 		f=${knob%%:*}

@@ -289,6 +289,15 @@ static void congested_device_hog_caught_early(void)
 	CHECK(!decide(&g, 60000, false), "setup: 2005 rule waits for 12 GB");
 	/* 240 MB in two windows against 200 MB the stick writes: a hog. */
 	CHECK(pwt_decide_dev(&g, &usb, 60000, 5000, &over) && over, "USB hog not caught");
+	/*
+	 * Once over, it stays over while it is a hog for the stick, although
+	 * the memory rule would let it go below a quarter of the threshold.
+	 */
+	CHECK(pwt_decide_dev(&g, &usb, 60000, 5000, &over) && over, "device hog released");
+	/* A hog no more (the stick drained): the 2005 hysteresis decides. */
+	usb.backlog = 1000;
+	CHECK(!pwt_decide_dev(&g, &usb, 60000, 5000, &over) && !over, "not released");
+	usb.backlog = 60512;
 	/* 100 MB now and then (Andrea's light writer) is not. */
 	over = false;
 	CHECK(!pwt_decide_dev(&g, &usb, 25600, 5000, &over) && !over, "light writer caught");

@@ -1,0 +1,142 @@
+# SPDX-License-Identifier: GPL-2.0
+# The device-aware benchmark (make bench), every mode in one boot, one
+# after the other:
+#   stock         the stock kernel
+#   pwthrottle    the module loaded (pwthrottle_N: with inflight_ms=N)
+#   dirty_bytes   stock with vm.dirty_bytes=32 MiB, dirty_background_bytes
+#                 16 MiB: the usual advice against the USB-stick stall
+#   strict_limit  stock with the hog's bdi strict_limit=1 (6.2+; skipped
+#                 where the file does not exist)
+#
+# Usage: bench-device.sh CASE [LOOPS] [MODES]
+#   CASE fast:  /dev/vda is fast (vm-run without --disk-bps), /dev/vdb a
+#               slow stick (vm-run --disk2): a hog on the fast disk alone
+#               and beside Andrea's loop, then a hog on the stick beside the
+#               loop on the fast disk
+#   CASE stick: only the stick part (a vfat stick, say)
+#   CASE slow:  /dev/vda throttled (--disk-bps): a hog on it beside the
+#               loop, and beside 20 x (4 KiB write + fsync)
+# Machine-readable output on fd 3:
+#   RESULT series=S mode=M case=C hog=none|cpu|fast|stick|disk loop=N secs=X
+#     (cpu: a busy loop on one vCPU, no I/O; stock only, a control)
+#   FSYNC series=S mode=M case=C hog=none|disk secs=X
+#   HOG series=S mode=M case=C hog=fast|stick|disk phase=alone|loops disk_mibps=X
+. /pwt/lib.sh
+
+CASE=${1:-fast}
+LOOPS=${2:-3}
+MODES=${3:-stock pwthrottle dirty_bytes strict_limit}
+WARMUP=8	# the prediction builds, the kernel measures the device
+ALONE=5
+
+mount_scratch
+if [ "$CASE" != slow ]; then
+	mkdir -p /stick
+	modprobe vfat 2> /dev/null
+	mount /dev/vdb /stick || { fail bench_stick "no /dev/vdb (vm-run --disk2)"; finish; }
+fi
+
+# mode_on MODE DEV / mode_off MODE DEV: set a mode up for a hog on DEV.
+mode_on() {
+	case $1 in
+	pwthrottle) load ;;
+	pwthrottle_*) load inflight_ms=${1#pwthrottle_} ;;
+	dirty_bytes)
+		echo $((32 << 20)) > /proc/sys/vm/dirty_bytes
+		echo $((16 << 20)) > /proc/sys/vm/dirty_background_bytes ;;
+	strict_limit)
+		[ -w /sys/class/bdi/$(cat /sys/block/$2/dev)/strict_limit ] || return 1
+		echo 1 > /sys/class/bdi/$(cat /sys/block/$2/dev)/strict_limit ;;
+	esac
+}
+mode_off() {
+	case $1 in
+	pwthrottle*) unload ;;
+	dirty_bytes)	# setting a ratio clears its bytes twin
+		echo 20 > /proc/sys/vm/dirty_ratio
+		echo 10 > /proc/sys/vm/dirty_background_ratio ;;
+	strict_limit) echo 0 > /sys/class/bdi/$(cat /sys/block/$2/dev)/strict_limit ;;
+	esac
+}
+
+loops() {	# MODE HOG: LOOPS timed loops
+	local l=1
+	while [ $l -le "$LOOPS" ]; do
+		say "RESULT series=$SERIES mode=$1 case=$CASE hog=$2 loop=$l secs=$(ten_writes)"
+		l=$((l + 1))
+	done
+}
+
+fsyncs() {	# MODE HOG: 20 x (4 KiB write + fsync), an editor's saves
+	local t0 i=1
+	mkdir -p /mnt/fs
+	t0=$(now)
+	while [ $i -le 20 ]; do
+		dd if=/dev/zero of=/mnt/fs/$i bs=4k count=1 conv=fsync 2>/dev/null
+		i=$((i + 1))
+	done
+	say "FSYNC series=$SERIES mode=$1 case=$CASE hog=$2 secs=$(secs_between "$t0" "$(now)")"
+	rm -rf /mnt/fs
+}
+
+# with_hog MODE NAME DEV FILE: a hog writing FILE on DEV, as a job of its
+# own; its disk rate alone and while the loop (and, on a slow disk, the
+# fsyncs) run beside it.
+with_hog() {
+	local mode=$1 name=$2 dev=$3 hog d0 d1 d2 t0 t1 t2
+	setsid /bin/pwt-writer "$4" 100000 -t 600 > /dev/null 2>&1 &
+	hog=$!
+	sleep $WARMUP
+	d0=$(disk_bytes $dev); t0=$(now)
+	sleep $ALONE
+	d1=$(disk_bytes $dev); t1=$(now)
+	say "HOG series=$SERIES mode=$mode case=$CASE hog=$name phase=alone disk_mibps=$(rate $((d1 - d0)) $(secs_between $t0 $t1))"
+	loops "$mode" "$name"
+	[ "$CASE" = slow ] && fsyncs "$mode" "$name"
+	d2=$(disk_bytes $dev); t2=$(now)
+	say "HOG series=$SERIES mode=$mode case=$CASE hog=$name phase=loops disk_mibps=$(rate $((d2 - d1)) $(secs_between $t1 $t2))"
+	kill $hog
+	wait $hog 2> /dev/null
+	rm -f "$4"
+	sync
+}
+
+for mode in $MODES; do
+	hogdev=vda
+	[ "$CASE" = stick ] && hogdev=vdb
+	if ! mode_on "$mode" $hogdev; then
+		log "$mode: not on this kernel"
+		continue
+	fi
+	log "== $mode"
+	# What the previous mode left dirty is on disk before the baseline.
+	sync
+	sleep 2
+	loops "$mode" none
+	[ "$CASE" = slow ] && fsyncs "$mode" none
+	case $CASE in
+	fast)
+		# The control: no I/O, one vCPU kept busy. Under TCG the fast
+		# hog's page copying competes with the loop for the 2 vCPUs.
+		if [ "$mode" = stock ]; then
+			sh -c 'while :; do :; done' &
+			cpu=$!
+			loops "$mode" cpu
+			kill $cpu
+			wait $cpu 2> /dev/null
+		fi
+		with_hog "$mode" fast vda /mnt/hog
+		# strict_limit is set per device: the stick's, for the stick's hog.
+		[ "$mode" = strict_limit ] && { mode_off "$mode" vda; mode_on "$mode" vdb; }
+		with_hog "$mode" stick vdb /stick/hog
+		[ "$mode" = strict_limit ] && hogdev=vdb ;;
+	stick) with_hog "$mode" stick vdb /stick/hog ;;
+	slow) with_hog "$mode" disk vda /mnt/hog ;;
+	esac
+	loaded && log "$(tr '\n' ' ' < $DBG/stats)"
+	mode_off "$mode" $hogdev
+done
+
+[ "$CASE" = slow ] || umount /stick
+umount /mnt
+finish
