@@ -47,18 +47,23 @@ TRACE_DEFINE_ENUM(PWT_WAIT_KEPT_UP);
  * @future_dirty: the task's prediction, pages
  * @dirtied: pages the task dirtied since its previous decision
  * @g: nr_dirty, nr_writeback and dirty_thresh, pages
+ * @d: the writer's device: bandwidth (pages/s, 0 = not measured yet) and
+ *	pages dirty or under writeback on it
  * @over: the verdict, predicted over-dirtier
  * @throttle: over with dirty memory to write: writeback is forced once the
  *	task has dirtied write_chunk_pages since its last forced writeback
  */
 TRACE_EVENT(pwt_decision,
 	    TP_PROTO(u64 future_dirty, unsigned int dirtied,
-		     const struct pwt_global *g, bool over, bool throttle),
-	    TP_ARGS(future_dirty, dirtied, g, over, throttle),
+		     const struct pwt_global *g, const struct pwt_dev *d,
+		     bool over, bool throttle),
+	    TP_ARGS(future_dirty, dirtied, g, d, over, throttle),
 	    TP_STRUCT__entry(__field(u64, future_dirty)
 			     __field(u64, nr_dirty)
 			     __field(u64, nr_writeback)
 			     __field(u64, dirty_thresh)
+			     __field(u64, bw)
+			     __field(u64, backlog)
 			     __field(pid_t, pid)
 			     __field(unsigned int, dirtied)
 			     __field(bool, over)
@@ -68,15 +73,18 @@ TRACE_EVENT(pwt_decision,
 			   __entry->nr_dirty = g->nr_dirty;
 			   __entry->nr_writeback = g->nr_writeback;
 			   __entry->dirty_thresh = g->dirty_thresh;
+			   __entry->bw = d->bw;
+			   __entry->backlog = d->backlog;
 			   __entry->pid = current->pid;
 			   __entry->dirtied = dirtied;
 			   __entry->over = over;
 			   __entry->throttle = throttle;
 			   memcpy(__entry->comm, current->comm, TASK_COMM_LEN);),
-	    TP_printk("pid=%d comm=%s future_dirty=%llu dirtied=%u nr_dirty=%llu nr_writeback=%llu dirty_thresh=%llu over=%d throttle=%d",
+	    TP_printk("pid=%d comm=%s future_dirty=%llu dirtied=%u nr_dirty=%llu nr_writeback=%llu dirty_thresh=%llu bw=%llu backlog=%llu over=%d throttle=%d",
 		      __entry->pid, __entry->comm, __entry->future_dirty,
 		      __entry->dirtied, __entry->nr_dirty,
 		      __entry->nr_writeback, __entry->dirty_thresh,
+		      __entry->bw, __entry->backlog,
 		      __entry->over, __entry->throttle));
 
 /*

@@ -289,6 +289,14 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	 */
 	if (tsk->flags & (PF_EXITING | PF_KTHREAD) || tsk->prio < MAX_RT_PRIO)
 		return 0;
+	/*
+	 * tmpfs, ramfs, no host inode: the original returns at once for a bdi
+	 * that does not write back, and such pages do not count in
+	 * nr_dirtied. A decision here would judge the task against a device
+	 * that is not there (a hog printing its summary to a tmpfs file).
+	 */
+	if (!mapping->host || !mapping_can_writeback(mapping))
+		return 0;
 	pwt_stat_add(calls, 1);
 	t = pwt_task_get();
 	if (!t)
@@ -312,16 +320,12 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	/* A group's writers are judged by what the group will dirty. */
 	future = max(t->pred.future_dirty, pwt_group_account(t, dirtied));
 	pwt_read_global(&g);
-	/* No host: the original tolerates it (noop bdi); the device is unknown. */
-	if (mapping->host)
-		pwt_read_dev(mapping->host, &d);
-	else
-		d = (struct pwt_dev){ 0 };
+	pwt_read_dev(mapping->host, &d);
 	over = t->over;
 	throttle = pwt_decide_dev(&g, &d, future,
 				  READ_ONCE(pwt_ratio_centisecs) * 10, &over);
 	WRITE_ONCE(t->over, over);
-	trace_pwt_decision(future, dirtied, &g, over, throttle);
+	trace_pwt_decision(future, dirtied, &g, &d, over, throttle);
 	chunk = pwt_chunk_pages(&d, READ_ONCE(pwt_inflight_ms.val),
 				READ_ONCE(pwt_write_chunk_pages.val));
 	if (!throttle || t->since_writeback < chunk)
