@@ -14,6 +14,8 @@
 #               and beside Andrea's loop, then a hog on the stick beside the
 #               loop on the fast disk
 #   CASE stick: only the stick part (a vfat stick, say)
+#   CASE fastab: the fast disk's lone hog, stock and pwthrottle alternated
+#               three times
 #   CASE slow:  /dev/vda throttled (--disk-bps): a hog on it beside the
 #               loop, and beside 20 x (4 KiB write + fsync)
 # Machine-readable output on fd 3:
@@ -100,6 +102,31 @@ with_hog() {
 	rm -f "$4"
 	sync
 }
+
+# fastab: the fast disk's lone hog only, stock and pwthrottle alternated
+# three times (the borderline cell of the fast case, repeated).
+if [ "$CASE" = fastab ]; then
+	for round in 1 2 3; do
+		for mode in stock pwthrottle; do
+			mode_on $mode vda
+			setsid /bin/pwt-writer /mnt/hog 100000 -t 600 > /dev/null 2>&1 &
+			hog=$!
+			sleep $WARMUP
+			d0=$(disk_bytes vda); t0=$(now)
+			sleep $ALONE
+			d1=$(disk_bytes vda); t1=$(now)
+			say "HOG series=$SERIES mode=$mode case=fastab hog=fast phase=alone round=$round disk_mibps=$(rate $((d1 - d0)) $(secs_between $t0 $t1))"
+			kill $hog
+			wait $hog 2> /dev/null
+			rm -f /mnt/hog
+			sync
+			mode_off $mode vda
+		done
+	done
+	umount /stick
+	umount /mnt
+	finish
+fi
 
 for mode in $MODES; do
 	hogdev=vda
