@@ -69,6 +69,7 @@ struct pwt_global {
 	u64 nr_dirty;		/* NR_FILE_DIRTY */
 	u64 nr_writeback;	/* NR_WRITEBACK */
 	u64 dirty_thresh;	/* the kernel's live vm.dirty_ratio/bytes limit */
+	u64 freerun;		/* below it, dirty + writeback, no one is throttled */
 };
 
 /*
@@ -132,8 +133,11 @@ bool pwt_dev_hog(const struct pwt_dev *d, u64 future, u64 window_ms);
  *    every other writer's fsync then waits behind;
  *  - a task not yet over whose device keeps up (known bandwidth, backlog
  *    under PWT_CONGESTED_MS of it) is not an over-dirtier, however large
- *    its prediction: a lone copy to a fast disk keeps the flusher and the
- *    device streaming;
+ *    its prediction, while dirty + writeback is below the kernel's freerun
+ *    ceiling: a lone copy to a fast disk keeps the flusher and the device
+ *    streaming, and no light writer is being throttled meanwhile. Above
+ *    the ceiling the kernel starts pacing every writer, light ones too,
+ *    and keeping them out of that is what pwthrottle is for;
  *  - otherwise, and with the bandwidth not measured yet, the 2005 rule of
  *    pwt_decide(), with its hysteresis.
  * @window_ms is the prediction window: @future covers two of them.
@@ -174,6 +178,14 @@ u64 pwt_drain_us(const struct pwt_dev *d, u64 excess, u64 min_us, u64 max_us);
  */
 u64 pwt_dirty_thresh(u64 dirtyable, unsigned int ratio, u64 bytes,
 		     unsigned int page_size);
+
+/*
+ * dirty_freerun_ceiling() with domain_dirty_limits()' rule for the
+ * background threshold: halfway between the background and the dirty
+ * threshold, the point below which balance_dirty_pages() lets every writer
+ * run. A background threshold at or above @thresh counts as half of it.
+ */
+u64 pwt_freerun(u64 thresh, u64 bg_thresh);
 
 /* Pages dirtied between two readings of a task's dirtied-pages counter. */
 u64 pwt_dirtied_delta(int before, int now);

@@ -39,7 +39,7 @@ static int pwt_ratio_centisecs_max = PWT_RATIO_CENTISECS_MAX;
  * The kernel's own defaults, used until the first read of procfs succeeds
  * (and forever if procfs is not mounted at /proc, which we warn about).
  */
-static struct pwt_vm_sysctls pwt_vm = { .dirty_ratio = 20 };
+static struct pwt_vm_sysctls pwt_vm = { .dirty_ratio = 20, .bg_ratio = 10 };
 static DEFINE_SPINLOCK(pwt_vm_lock);
 
 /* Sysctl refresh every 500 ms; task sweep every 20th refresh (10 s). */
@@ -78,19 +78,21 @@ static int pwt_read_proc_ulong(const char *path, unsigned long *val)
  * of dirty_ratio, like a seqcount: if it did not change, no switch
  * completed in between, and the pair is one the kernel had. The loop is
  * bounded; a pair still changing after that many tries is simply used.
+ * dirty_background_ratio and dirty_background_bytes work the same way.
  */
 #define PWT_SYSCTL_READ_TRIES 8
 
-static int pwt_read_dirty_pair(unsigned long *ratio, unsigned long *bytes)
+static int pwt_read_dirty_pair(const char *ratio_path, const char *bytes_path,
+			       unsigned long *ratio, unsigned long *bytes)
 {
 	unsigned long again;
 	int err, tries = PWT_SYSCTL_READ_TRIES;
 
-	err = pwt_read_proc_ulong("/proc/sys/vm/dirty_bytes", bytes);
+	err = pwt_read_proc_ulong(bytes_path, bytes);
 	while (!err) {
-		err = pwt_read_proc_ulong("/proc/sys/vm/dirty_ratio", ratio);
+		err = pwt_read_proc_ulong(ratio_path, ratio);
 		if (!err)
-			err = pwt_read_proc_ulong("/proc/sys/vm/dirty_bytes", &again);
+			err = pwt_read_proc_ulong(bytes_path, &again);
 		if (err || again == *bytes || !--tries)
 			break;
 		*bytes = again;
@@ -101,10 +103,14 @@ static int pwt_read_dirty_pair(unsigned long *ratio, unsigned long *bytes)
 void pwt_refresh_vm_sysctls(void)
 {
 	static bool warned;
-	unsigned long ratio, bytes, reserve = 0;
-	int nid, err;
+	unsigned long ratio, bytes, bg_ratio, bg_bytes, reserve = 0;
+	int nid, err, bg_err;
 
-	err = pwt_read_dirty_pair(&ratio, &bytes);
+	err = pwt_read_dirty_pair("/proc/sys/vm/dirty_ratio",
+				  "/proc/sys/vm/dirty_bytes", &ratio, &bytes);
+	bg_err = pwt_read_dirty_pair("/proc/sys/vm/dirty_background_ratio",
+				     "/proc/sys/vm/dirty_background_bytes",
+				     &bg_ratio, &bg_bytes);
 	if (err && !warned) {
 		warned = true;
 		pr_warn("cannot read /proc/sys/vm/dirty_{ratio,bytes} (%d); assuming dirty_ratio=%u\n",
@@ -122,6 +128,10 @@ void pwt_refresh_vm_sysctls(void)
 		pwt_vm.dirty_ratio = min(ratio, 100UL);
 		pwt_vm.dirty_bytes = bytes;
 	}
+	if (!bg_err) {
+		pwt_vm.bg_ratio = min(bg_ratio, 100UL);
+		pwt_vm.bg_bytes = bg_bytes;
+	}
 	pwt_vm.totalreserve = reserve;
 	spin_unlock(&pwt_vm_lock);
 }
@@ -133,26 +143,34 @@ void pwt_vm_sysctls(struct pwt_vm_sysctls *out)
 	spin_unlock(&pwt_vm_lock);
 }
 
-/* global_dirtyable_memory() + domain_dirty_limits(), as of 6.1 and 6.12. */
-u64 pwt_global_thresh(void)
+/*
+ * global_dirtyable_memory() + domain_dirty_limits(), as of 6.1 and 6.12:
+ * the dirty threshold, and in @freerun (if not NULL) the freerun ceiling.
+ */
+u64 pwt_global_thresh(u64 *freerun)
 {
 	unsigned long free = global_zone_page_state(NR_FREE_PAGES);
 	struct pwt_vm_sysctls vm;
-	u64 dirtyable;
+	u64 dirtyable, thresh;
 
 	pwt_vm_sysctls(&vm);
 	free -= min(free, vm.totalreserve);
 	dirtyable = (u64)free + global_node_page_state(NR_INACTIVE_FILE) +
 		    global_node_page_state(NR_ACTIVE_FILE) + 1;
-	return pwt_dirty_thresh(dirtyable, vm.dirty_ratio, vm.dirty_bytes,
-				PAGE_SIZE);
+	thresh = pwt_dirty_thresh(dirtyable, vm.dirty_ratio, vm.dirty_bytes,
+				  PAGE_SIZE);
+	if (freerun)
+		*freerun = pwt_freerun(thresh,
+				       pwt_dirty_thresh(dirtyable, vm.bg_ratio,
+							vm.bg_bytes, PAGE_SIZE));
+	return thresh;
 }
 
 void pwt_read_global(struct pwt_global *g)
 {
 	g->nr_dirty = global_node_page_state(NR_FILE_DIRTY);
 	g->nr_writeback = global_node_page_state(NR_WRITEBACK);
-	g->dirty_thresh = pwt_global_thresh();
+	g->dirty_thresh = pwt_global_thresh(&g->freerun);
 }
 
 static void pwt_refresh_fn(struct work_struct *work)

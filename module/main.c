@@ -43,7 +43,11 @@
  * and on a large machine a copy to a USB stick is caught only once it has
  * queued gigabytes. So a writer whose device keeps up (less than a second
  * of its measured bandwidth dirty or under writeback on it) is no
- * over-dirtier, whatever its prediction; and a writer predicted to dirty
+ * over-dirtier, whatever its prediction, while the system's dirty and
+ * writeback pages stay below the kernel's freerun ceiling (halfway from
+ * the background to the dirty threshold): below it balance_dirty_pages()
+ * paces no one, above it every writer, light ones too, which is what we
+ * are here to prevent. And a writer predicted to dirty
  * more than its congested device can write over the same two windows is
  * one at once, whatever the memory size. Other cases, and a device whose
  * bandwidth the kernel has not measured yet, are the 2005 rule's.
@@ -278,6 +282,8 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	u64 delta, future;
 	long chunk;
 
+	/* Every hooked call counts, also those passed through below. */
+	pwt_stat_add(calls, 1);
 	/*
 	 * Kernel threads write for others (the loop device's worker for every
 	 * writer of the filesystem on it, nfsd and ksmbd for their clients):
@@ -297,7 +303,6 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	 */
 	if (!mapping->host || !mapping_can_writeback(mapping))
 		return 0;
-	pwt_stat_add(calls, 1);
 	t = pwt_task_get();
 	if (!t)
 		return 0;

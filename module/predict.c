@@ -116,7 +116,8 @@ bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 		*over = true;
 		return g->nr_dirty != 0;
 	}
-	if (!*over && d->bw && d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS))
+	if (!*over && d->bw && d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS) &&
+	    sat_add(g->nr_dirty, g->nr_writeback) <= g->freerun)
 		return false;
 	return pwt_decide(g, future, over);
 }
@@ -180,6 +181,14 @@ u64 pwt_dirty_thresh(u64 dirtyable, unsigned int ratio, u64 bytes,
 	if (thresh > UINT_MAX)
 		thresh = UINT_MAX;
 	return thresh;
+}
+
+u64 pwt_freerun(u64 thresh, u64 bg_thresh)
+{
+	if (bg_thresh >= thresh)
+		bg_thresh = thresh / 2;
+	/* (thresh + bg_thresh) / 2, without the sum overflowing. */
+	return thresh / 2 + bg_thresh / 2 + (thresh & bg_thresh & 1);
 }
 
 u64 pwt_dirtied_delta(int before, int now)

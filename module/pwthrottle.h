@@ -46,6 +46,8 @@ enum pwt_group_by {
 struct pwt_vm_sysctls {
 	unsigned int dirty_ratio;
 	unsigned long dirty_bytes;
+	unsigned int bg_ratio;		/* vm.dirty_background_ratio */
+	unsigned long bg_bytes;		/* vm.dirty_background_bytes */
 	unsigned long totalreserve;	/* sum of the nodes' reserves, pages */
 };
 
@@ -55,7 +57,7 @@ static inline unsigned long pwt_window(void)
 	return msecs_to_jiffies(READ_ONCE(pwt_ratio_centisecs) * 10);
 }
 
-u64 pwt_global_thresh(void);
+u64 pwt_global_thresh(u64 *freerun);
 void pwt_read_global(struct pwt_global *g);
 void pwt_vm_sysctls(struct pwt_vm_sysctls *out);
 int pwt_knobs_init(void);

@@ -28,7 +28,12 @@ lfut=$(task_field $light future_pages)
 lthr=$(task_field $light throttles)
 lover=$(task_field $light over)
 log "light pid $light: future $lfut pages, $lthr throttles, over $lover; $(cat /tmp/light.out)"
-expect light_tracked "10 MB writer has an entry (future ${lfut:-none} >= 2560)" [ "${lfut:-0}" -ge 2560 ]
+# Since 6.x generic_perform_write() calls the hook before it dirties each
+# folio, so the last folio of a write() is counted at the writer's next
+# call: 10 MB less one folio, which a 1 MiB write() makes on a kernel with
+# large folios (ext4, 7.x).
+expect light_tracked "10 MB writer has an entry (future ${lfut:-none} >= 2560 - 256)" \
+	[ "${lfut:-0}" -ge $((2560 - 256)) ]
 expect light_not_over "10 MB writer is not predicted over (over=${lover:-none})" [ "$lover" = 0 ]
 expect light_not_throttled "10 MB writer never throttled (${lthr:-none})" [ "$lthr" = 0 ]
 wait $light

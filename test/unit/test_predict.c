@@ -266,7 +266,9 @@ static void idle_after_one_silent_window(void)
 
 static void device_keeps_up_vetoes(void)
 {
-	struct pwt_global g = { .nr_dirty = 20000, .nr_writeback = 1000, .dirty_thresh = 40000 };
+	/* dirty_ratio 20, dirty_background_ratio 10 */
+	struct pwt_global g = { .nr_dirty = 20000, .nr_writeback = 1000, .dirty_thresh = 40000,
+				.freerun = pwt_freerun(40000, 20000) };
 	struct pwt_dev fast = { .bw = FAST_BW, .backlog = 21000 };
 	bool over = false;
 
@@ -274,6 +276,15 @@ static void device_keeps_up_vetoes(void)
 	CHECK(decide(&g, 100000, false), "setup: 2005 rule says over");
 	CHECK(!pwt_decide_dev(&g, &fast, 100000, 5000, &over) && !over,
 	      "fast device with 40 ms of backlog: not an over-dirtier");
+	/*
+	 * Past the freerun ceiling the kernel paces every writer, light ones
+	 * too: the device keeping up is no excuse any more.
+	 */
+	g.nr_dirty = 30000;
+	CHECK(pwt_decide_dev(&g, &fast, 100000, 5000, &over) && over,
+	      "above freerun: the 2005 rule decides");
+	g.nr_dirty = 20000;
+	over = false;
 	/* Already over (e.g. caught before the bandwidth was known): 2005 rule. */
 	over = true;
 	CHECK(pwt_decide_dev(&g, &fast, 100000, 5000, &over) && over, "over stays over");
@@ -282,7 +293,8 @@ static void device_keeps_up_vetoes(void)
 static void congested_device_hog_caught_early(void)
 {
 	/* A 64 GiB machine: the threshold is far away. */
-	struct pwt_global g = { .nr_dirty = 60000, .nr_writeback = 512, .dirty_thresh = 3000000 };
+	struct pwt_global g = { .nr_dirty = 60000, .nr_writeback = 512, .dirty_thresh = 3000000,
+				.freerun = 2250000 };
 	struct pwt_dev usb = { .bw = SLOW_BW, .backlog = 60512 };
 	bool over = false;
 
@@ -305,6 +317,16 @@ static void congested_device_hog_caught_early(void)
 	g.nr_dirty = 0;
 	over = false;
 	CHECK(!pwt_decide_dev(&g, &usb, 60000, 5000, &over) && over, "wedge: must not write back");
+}
+
+static void freerun_ceiling(void)
+{
+	CHECK(pwt_freerun(40000, 20000) == 30000, "halfway between the thresholds");
+	/* domain_dirty_limits(): background at or over the limit is half of it. */
+	CHECK(pwt_freerun(2048, 22000) == 1536, "8 MiB dirty_bytes, 10%% background");
+	CHECK(pwt_freerun(2048, 2048) == 1536, "equal thresholds");
+	CHECK(pwt_freerun(UINT64_MAX, UINT64_MAX - 1) == UINT64_MAX - 1, "no overflow");
+	CHECK(pwt_freerun(0, 0) == 0, "no threshold");
 }
 
 static void unknown_bandwidth_is_2005(void)
@@ -364,6 +386,7 @@ int main(void)
 	run("idle_after_one_silent_window", idle_after_one_silent_window);
 	run("device_keeps_up_vetoes", device_keeps_up_vetoes);
 	run("congested_device_hog_caught_early", congested_device_hog_caught_early);
+	run("freerun_ceiling", freerun_ceiling);
 	run("unknown_bandwidth_is_2005", unknown_bandwidth_is_2005);
 	run("writeback_sized_by_time", writeback_sized_by_time);
 	return failures ? 1 : 0;
