@@ -52,12 +52,16 @@ void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
 }
 
 /*
- * Wait while the device has more than half of inflight_ms of its bandwidth
- * under writeback (pwt_inflight_pages()): the task then dirties its next
- * chunk while the device works on that half, and queues two more chunks of
- * a quarter each. The device never idles, and other tasks' I/O queues
- * behind no more than inflight_ms of ours (the flusher's own writeback of
- * a backlog comes on top, until it has drained).
+ * Wait for room: while the device has more than half of inflight_ms of its
+ * bandwidth under writeback (pwt_inflight_pages()). The caller then queues
+ * two chunks of a quarter each, and dirties its next chunk while the device
+ * works on them: the device never idles, and other tasks' I/O queues behind
+ * no more than inflight_ms of ours (the flusher's own writeback of a
+ * backlog comes on top, until it has drained). Waiting before queueing,
+ * not after, is what keeps the bound with several over-dirtiers on one
+ * device (a threaded copier's threads): each looks for room just before it
+ * queues, so they take turns instead of all queueing their two chunks on
+ * top of each other's.
  *
  * Nothing in the kernel wakes a waiter when a wb's writeback count falls,
  * and the waits that exist (a folio's writeback bit) have no timeout and
@@ -69,11 +73,10 @@ void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
  * Killable, and bounded by max_pause_ms like the kernel's own pause in
  * balance_dirty_pages(); it also ends when the task is no longer predicted
  * over (by the device or the memory rule, pwt_decide_dev()), or when rmmod
- * begins. @written is what we just queued. Returns why it ended, for the
- * pwt_throttle trace event; *@d is the device as last read, *@limit the
- * bound.
+ * begins. Returns why it ended; *@d is the device as last read, *@limit
+ * the bound.
  */
-enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future, long written,
+enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 				  struct pwt_dev *d, u64 *limit)
 {
 	u64 window_ms = READ_ONCE(pwt_ratio_centisecs) * 10;
@@ -89,18 +92,6 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future, long written,
 
 	pwt_read_dev(inode, d);
 	*limit = pwt_inflight_pages(d, inflight_ms, max_chunk);
-	/*
-	 * We queued a chunk or more, and right after, a quarter of the bound
-	 * or less is under writeback and half of it or less waits on the
-	 * device at all (dirty pages of every file included, so a hog of many
-	 * small files is not let go for the one it just wrote): the device
-	 * absorbs our writeback as fast as we queue it. It keeps up; the
-	 * caller stops treating the task as over.
-	 */
-	if (written >= (long)pwt_chunk_pages(d, inflight_ms, max_chunk) &&
-	    d->writeback <= *limit / PWT_CHUNKS_IN_FLIGHT &&
-	    d->backlog <= *limit / 2)
-		return PWT_WAIT_KEPT_UP;
 	while (d->writeback > *limit / 2) {
 		if (fatal_signal_pending(current))
 			return PWT_WAIT_KILLED;
@@ -124,4 +115,25 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future, long written,
 		*limit = pwt_inflight_pages(d, inflight_ms, max_chunk);
 	}
 	return PWT_WAIT_DONE;
+}
+
+/*
+ * We queued @written pages, a chunk or more, and right after, a quarter of
+ * the bound or less is under writeback and half of it or less waits on the
+ * device at all (dirty pages of every file included, so a hog of many small
+ * files is not let go for the one it just wrote): the device absorbs our
+ * writeback as fast as we queue it. It keeps up; the caller stops treating
+ * the task as over. *@d is read again, *@limit recomputed.
+ */
+bool pwt_dev_kept_up(struct inode *inode, long written, struct pwt_dev *d,
+		     u64 *limit)
+{
+	u64 inflight_ms = READ_ONCE(pwt_inflight_ms.val);
+	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
+
+	pwt_read_dev(inode, d);
+	*limit = pwt_inflight_pages(d, inflight_ms, max_chunk);
+	return written >= (long)pwt_chunk_pages(d, inflight_ms, max_chunk) &&
+	       d->writeback <= *limit / PWT_CHUNKS_IN_FLIGHT &&
+	       d->backlog <= *limit / 2;
 }

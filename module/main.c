@@ -53,15 +53,17 @@
  * bandwidth the kernel has not measured yet, are the 2005 rule's.
  *
  * A predicted over-dirtier pays for what it dirties by writing back, in its
- * own context: every chunk it dirties, it starts writeback of two chunks
- * of the file it is writing (two, so a backlog built up before the
- * prediction caught up drains), then waits, killably and for at most
+ * own context: every chunk it dirties, it waits, killably and for at most
  * max_pause_ms, until its device has no more than half of inflight_ms
- * (100 ms) of its bandwidth under writeback. A chunk is a quarter of that
- * bound (at most write_chunk_pages): the device always has 50 ms to write
- * while the task dirties the next chunk, so it loses no bandwidth, and
- * another task's fsync, journal commit or truncate queues behind at most
- * 100 ms of the hog's I/O, on a 20 MiB/s stick as on an NVMe disk. (In its
+ * (100 ms) of its bandwidth under writeback, then starts writeback of two
+ * chunks of the file it is writing (two, so a backlog built up before the
+ * prediction caught up drains). A chunk is a quarter of that bound (at
+ * most write_chunk_pages): the device always has 50 ms to write while the
+ * task dirties the next chunk, so it loses no bandwidth, and another
+ * task's fsync, journal commit or truncate queues behind at most 100 ms of
+ * the hog's I/O, on a 20 MiB/s stick as on an NVMe disk. Room is waited
+ * for before queueing, so several over-dirtiers of one device (a threaded
+ * copier) take turns within the bound instead of stacking on it. (In its
  * own context rather than by leaving the pages to the flusher: the flusher
  * starts only at the background threshold and writes whatever is oldest,
  * so the hog's footprint would grow to that threshold, which is what we
@@ -232,29 +234,39 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	u64 t0 = ktime_get_ns();
 	enum pwt_wait_end end;
 	struct pwt_dev d;
-	long written;
+	long written = 0;
 	u64 held, limit;
 
 	/* Busy entries are never evicted (pwt_task_idle()). */
 	WRITE_ONCE(t->busy, true);
+	end = pwt_wait_device(mapping->host, future, &d, &limit);
 	/*
-	 * The return value is deliberately unused: an I/O error is recorded in
-	 * the mapping (mapping_set_error()) for the application's fsync() to
-	 * report, and nothing here consumes it.
+	 * Killed or unloading: go, at once. No longer over: the flusher
+	 * writes its pages. Otherwise queue, also after max_pause_ms: the
+	 * task has paid its pause, its pages must not pile up meanwhile.
 	 */
-	pwt_fdatawrite_wbc(mapping, &wbc);
-	written = max(2 * chunk - wbc.nr_to_write, 0L);
-	end = pwt_wait_device(mapping->host, future, written, &d, &limit);
+	if (end == PWT_WAIT_DONE || end == PWT_WAIT_DEADLINE) {
+		/*
+		 * The return value is deliberately unused: an I/O error is
+		 * recorded in the mapping (mapping_set_error()) for the
+		 * application's fsync() to report, and nothing here consumes it.
+		 */
+		pwt_fdatawrite_wbc(mapping, &wbc);
+		written = max(2 * chunk - wbc.nr_to_write, 0L);
+		/*
+		 * The device took what we queued without a queue building
+		 * up: it keeps up with this writer, which is no over-dirtier
+		 * of it. (It is caught again if its device congests; see
+		 * pwt_decide_dev().)
+		 */
+		if (pwt_dev_kept_up(mapping->host, written, &d, &limit)) {
+			end = PWT_WAIT_KEPT_UP;
+			WRITE_ONCE(t->over, false);
+		}
+	}
 	WRITE_ONCE(t->busy, false);
 	held = ktime_get_ns() - t0;
 
-	/*
-	 * The device took what we queued without a queue building up: it
-	 * keeps up with this writer, which is no over-dirtier of it. (It is
-	 * caught again if its device congests; see pwt_decide_dev().)
-	 */
-	if (end == PWT_WAIT_KEPT_UP)
-		WRITE_ONCE(t->over, false);
 	t->since_writeback = 0;
 	WRITE_ONCE(t->throttles, t->throttles + 1);
 	WRITE_ONCE(t->forced_pages, t->forced_pages + written);

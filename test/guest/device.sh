@@ -19,22 +19,32 @@ bdi_stat() {
 	awk -v k="$2:" '$1 == k { print $2 }' "/sys/kernel/debug/bdi/$(cat /sys/block/$1/dev)/stats"
 }
 
-# --- A lone copy to a fast disk: no forced writeback once the disk is measured. ---
+# --- A lone copy to a fast disk: left alone once the disk is measured. ---
 # (vm-run --disk-mb 8192: 11 s at the guest's 250-600 MB/s fit; the hold
-# keeps its entry until after the second look.)
+# keeps its entry until after the second look.) Not never: the flusher
+# starts at the background threshold and writes in bursts, so the hog can
+# push the system past the kernel's freerun ceiling now and then, where
+# the stock throttle paces every writer and pwthrottle goes back to the
+# 2005 rule. A hog judged by the memory rule alone would be forced to
+# write back once per chunk, every 2 MiB: hundreds of times a second.
 setsid $PWT_W /mnt/fast 7500 -t 11 -h 4 > /tmp/fast.out &
 hog=$!
 sleep 6
-thr0=$(task_field $hog throttles)
-sleep 6
-thr1=$(task_field $hog throttles)
-over=$(task_field $hog over)
+thr0=$(stat_of throttles)
+chk0=$(stat_of checks)
+sleep 5
+thr1=$(stat_of throttles)
+chk1=$(stat_of checks)
 wait $hog
 st=$?
-log "fast disk: $(cat /tmp/fast.out); throttles ${thr0:-none} at 6 s, ${thr1:-none} at 12 s, over ${over:-none}; bandwidth $(bdi_stat vda BdiWriteBandwidth) kBps"
+nthr=$((thr1 - thr0))
+nchk=$((chk1 - chk0))
+log "fast disk: $(cat /tmp/fast.out); from 6 s to 11 s $nchk decisions, $nthr forced writebacks; bandwidth $(bdi_stat vda BdiWriteBandwidth) kBps"
 expect fast_hog_completes "hog exits 0" [ $st = 0 ]
-expect fast_hog_left_alone "no forced writeback from 6 s to 11 s (${thr0:-none} -> ${thr1:-none}), over=${over:-none}" \
-	[ -n "$thr1" -a "$thr1" = "$thr0" -a "$over" = 0 ]
+expect fast_hog_decides "the hog was still writing from 6 s to 11 s: $nchk decisions > 1000" \
+	[ "$nchk" -gt 1000 ]
+expect fast_hog_left_alone "forced writebacks from 6 s to 11 s: $nthr for $nchk decisions (<= 1%)" \
+	[ $((nthr * 100)) -le "$nchk" ]
 rm -f /mnt/fast
 sync
 
