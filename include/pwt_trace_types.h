@@ -4,12 +4,13 @@
 #define _PWT_TRACE_TYPES_H
 
 /*
- * Why a forced writeback's wait for the device ended: the device is down
- * to half of inflight_ms of its bandwidth under writeback (DONE), or was
- * at a quarter of it right after our chunks were queued, with little else
- * waiting, so it keeps up with the task (KEPT_UP); the task is no longer
- * over or has nothing dirty left to write (NOT_OVER); max_pause_ms
- * (DEADLINE); a fatal signal (KILLED); rmmod began (UNLOADING). Values are
+ * Why a forced writeback's wait for room on the device ended: the device
+ * is down to half of inflight_ms of its bandwidth under writeback (DONE),
+ * and was at a quarter of it right after our chunks were then queued, with
+ * little else waiting, so it keeps up with the task (KEPT_UP); max_pause_ms
+ * (DEADLINE; the chunks are queued all the same); and, with nothing queued:
+ * the task is no longer over or has nothing dirty left to write
+ * (NOT_OVER), a fatal signal (KILLED), rmmod began (UNLOADING). Values are
  * an interface (tools/pwtop): append only.
  */
 enum pwt_wait_end {
