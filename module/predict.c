@@ -116,7 +116,8 @@ bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 		*over = true;
 		return g->nr_dirty != 0;
 	}
-	if (!*over && d->bw && d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS) &&
+	if (!*over && d->bw &&
+	    d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS) &&
 	    sat_add(g->nr_dirty, g->nr_writeback) <= g->freerun)
 		return false;
 	return pwt_decide(g, future, over);
