@@ -4,13 +4,14 @@
 #define _PWT_TRACE_TYPES_H
 
 /*
- * Why a forced writeback's wait for room on the device ended: the device
- * is down to half of inflight_ms of its bandwidth under writeback (DONE),
- * and was at a quarter of it right after our chunks were then queued, with
- * little else waiting, so it keeps up with the task (KEPT_UP); max_pause_ms
- * (DEADLINE; the chunks are queued all the same); and, with nothing queued:
- * the task is no longer over or has nothing dirty left to write
- * (NOT_OVER), a fatal signal (KILLED), rmmod began (UNLOADING). Values are
+ * How a forced writeback's waits for the device (before and after queueing
+ * two chunks) ended: the device is down to half of inflight_ms of its
+ * bandwidth under writeback (DONE); it was at a quarter of it right after
+ * our chunks were queued, with little else waiting, so it keeps up with
+ * the task (KEPT_UP, no second wait); max_pause_ms for both (DEADLINE; the
+ * chunks are queued all the same); the task is no longer over or has
+ * nothing dirty left to write (NOT_OVER), a fatal signal (KILLED), rmmod
+ * began (UNLOADING): in the first wait, nothing is queued then. Values are
  * an interface (tools/pwtop): append only.
  */
 enum pwt_wait_end {

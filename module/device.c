@@ -52,16 +52,16 @@ void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
 }
 
 /*
- * Wait for room: while the device has more than half of inflight_ms of its
- * bandwidth under writeback (pwt_inflight_pages()). The caller then queues
- * two chunks of a quarter each, and dirties its next chunk while the device
- * works on them: the device never idles, and other tasks' I/O queues behind
- * no more than inflight_ms of ours (the flusher's own writeback of a
- * backlog comes on top, until it has drained). Waiting before queueing,
- * not after, is what keeps the bound with several over-dirtiers on one
- * device (a threaded copier's threads): each looks for room just before it
- * queues, so they take turns instead of all queueing their two chunks on
- * top of each other's.
+ * Wait while the device has more than half of inflight_ms of its bandwidth
+ * under writeback (pwt_inflight_pages()); the caller waits so before it
+ * queues two chunks of a quarter each, and after. Before: several
+ * over-dirtiers of one device (a threaded copier's threads) each look for
+ * room just before they queue, so they take turns within the bound instead
+ * of all queueing their two chunks on top of each other's. After: the task
+ * dirties its next chunk only once the device is down to half the bound,
+ * so it never gets more than that ahead; the device never idles, and other
+ * tasks' I/O queues behind no more than inflight_ms of ours (the flusher's
+ * own writeback of a backlog comes on top, until it has drained).
  *
  * Nothing in the kernel wakes a waiter when a wb's writeback count falls,
  * and the waits that exist (a folio's writeback bit) have no timeout and
@@ -70,20 +70,19 @@ void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
  * one or two wakeups per wait instead of a poll every jiffy. (Not counted
  * as iowait: io_schedule_prepare() is not exported.)
  *
- * Killable, and bounded by max_pause_ms like the kernel's own pause in
- * balance_dirty_pages(); it also ends when the task is no longer predicted
- * over (by the device or the memory rule, pwt_decide_dev()), or when rmmod
- * begins. Returns why it ended; *@d is the device as last read, *@limit
- * the bound.
+ * Killable, and bounded by @deadline (max_pause_ms for both waits together,
+ * like the kernel's own pause in balance_dirty_pages()); it also ends when
+ * the task is no longer predicted over (by the device or the memory rule,
+ * pwt_decide_dev()), or when rmmod begins. Returns why it ended; *@d is
+ * the device as last read, *@limit the bound.
  */
 enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
-				  struct pwt_dev *d, u64 *limit)
+				  ktime_t deadline, struct pwt_dev *d,
+				  u64 *limit)
 {
 	u64 window_ms = READ_ONCE(pwt_ratio_centisecs) * 10;
 	u64 inflight_ms = READ_ONCE(pwt_inflight_ms.val);
 	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
-	ktime_t deadline =
-		ktime_add_ms(ktime_get(), READ_ONCE(pwt_max_pause_ms.val));
 	struct pwt_global g;
 	bool over = true;
 	ktime_t sleep;

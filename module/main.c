@@ -53,17 +53,18 @@
  * bandwidth the kernel has not measured yet, are the 2005 rule's.
  *
  * A predicted over-dirtier pays for what it dirties by writing back, in its
- * own context: every chunk it dirties, it waits, killably and for at most
- * max_pause_ms, until its device has no more than half of inflight_ms
- * (100 ms) of its bandwidth under writeback, then starts writeback of two
- * chunks of the file it is writing (two, so a backlog built up before the
- * prediction caught up drains). A chunk is a quarter of that bound (at
- * most write_chunk_pages): the device always has 50 ms to write while the
- * task dirties the next chunk, so it loses no bandwidth, and another
- * task's fsync, journal commit or truncate queues behind at most 100 ms of
- * the hog's I/O, on a 20 MiB/s stick as on an NVMe disk. Room is waited
- * for before queueing, so several over-dirtiers of one device (a threaded
- * copier) take turns within the bound instead of stacking on it. (In its
+ * own context: every chunk it dirties, it starts writeback of two chunks
+ * of the file it is writing (two, so a backlog built up before the
+ * prediction caught up drains), waiting before and after, killably and for
+ * at most max_pause_ms, until its device has no more than half of
+ * inflight_ms (100 ms) of its bandwidth under writeback. A chunk is a
+ * quarter of that bound (at most write_chunk_pages): the device always has
+ * 50 ms to write while the task dirties the next chunk, so it loses no
+ * bandwidth, and another task's fsync, journal commit or truncate queues
+ * behind at most 100 ms of the hog's I/O, on a 20 MiB/s stick as on an
+ * NVMe disk. The wait before queueing makes several over-dirtiers of one
+ * device (a threaded copier) take turns within the bound instead of
+ * stacking on it. (In its
  * own context rather than by leaving the pages to the flusher: the flusher
  * starts only at the background threshold and writes whatever is oldest,
  * so the hog's footprint would grow to that threshold, which is what we
@@ -231,6 +232,8 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		.range_start	= 0,
 		.range_end	= LLONG_MAX,
 	};
+	ktime_t deadline = ktime_add_ms(ktime_get(),
+					READ_ONCE(pwt_max_pause_ms.val));
 	u64 t0 = ktime_get_ns();
 	enum pwt_wait_end end;
 	struct pwt_dev d;
@@ -239,7 +242,7 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 
 	/* Busy entries are never evicted (pwt_task_idle()). */
 	WRITE_ONCE(t->busy, true);
-	end = pwt_wait_device(mapping->host, future, &d, &limit);
+	end = pwt_wait_device(mapping->host, future, deadline, &d, &limit);
 	/*
 	 * Killed or unloading: go, at once. No longer over: the flusher
 	 * writes its pages. Otherwise queue, also after max_pause_ms: the
@@ -262,6 +265,9 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		if (pwt_dev_kept_up(mapping->host, written, &d, &limit)) {
 			end = PWT_WAIT_KEPT_UP;
 			WRITE_ONCE(t->over, false);
+		} else if (end == PWT_WAIT_DONE) {
+			end = pwt_wait_device(mapping->host, future, deadline,
+					      &d, &limit);
 		}
 	}
 	WRITE_ONCE(t->busy, false);

@@ -155,7 +155,7 @@ extern bool pwt_unloading;
 struct inode;
 void pwt_read_dev(struct inode *inode, struct pwt_dev *d);
 enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
-				  struct pwt_dev *d, u64 *limit);
+				  ktime_t deadline, struct pwt_dev *d, u64 *limit);
 bool pwt_dev_kept_up(struct inode *inode, long written, struct pwt_dev *d,
 		     u64 *limit);
 

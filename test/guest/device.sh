@@ -21,30 +21,33 @@ bdi_stat() {
 
 # --- A lone copy to a fast disk: left alone once the disk is measured. ---
 # (vm-run --disk-mb 8192: 11 s at the guest's 250-600 MB/s fit; the hold
-# keeps its entry until after the second look.) Not never: the flusher
-# starts at the background threshold and writes in bursts, so the hog can
-# push the system past the kernel's freerun ceiling now and then, where
-# the stock throttle paces every writer and pwthrottle goes back to the
-# 2005 rule. A hog judged by the memory rule alone would be forced to
-# write back once per chunk, every 2 MiB: hundreds of times a second.
+# keeps its entry until after the second look.) Left alone while the system
+# is below the kernel's freerun ceiling: above it the stock throttle paces
+# every writer and the 2005 rule applies again. With the default 20%/10%
+# that ceiling is 15% of a 1 GiB guest, which the flusher's bursts behind a
+# 600 MB/s hog reach now and then; dirty_ratio 60 puts it at 35%, out of
+# their reach, so here the veto alone decides, and it must say "keeps up"
+# every time. A hog judged by the memory rule alone would be forced to
+# write back every chunk (2 MiB): hundreds of times a second.
+echo 60 > /proc/sys/vm/dirty_ratio
+sleep 1
 setsid $PWT_W /mnt/fast 7500 -t 11 -h 4 > /tmp/fast.out &
 hog=$!
 sleep 6
-thr0=$(stat_of throttles)
+thr0=$(task_field $hog throttles)
 chk0=$(stat_of checks)
 sleep 5
-thr1=$(stat_of throttles)
+thr1=$(task_field $hog throttles)
 chk1=$(stat_of checks)
 wait $hog
 st=$?
-nthr=$((thr1 - thr0))
-nchk=$((chk1 - chk0))
-log "fast disk: $(cat /tmp/fast.out); from 6 s to 11 s $nchk decisions, $nthr forced writebacks; bandwidth $(bdi_stat vda BdiWriteBandwidth) kBps"
+echo 20 > /proc/sys/vm/dirty_ratio
+log "fast disk: $(cat /tmp/fast.out); from 6 s to 11 s $((chk1 - chk0)) decisions, throttles ${thr0:-none} -> ${thr1:-none}; bandwidth $(bdi_stat vda BdiWriteBandwidth) kBps"
 expect fast_hog_completes "hog exits 0" [ $st = 0 ]
-expect fast_hog_decides "the hog was still writing from 6 s to 11 s: $nchk decisions > 1000" \
-	[ "$nchk" -gt 1000 ]
-expect fast_hog_left_alone "forced writebacks from 6 s to 11 s: $nthr for $nchk decisions (<= 1%)" \
-	[ $((nthr * 100)) -le "$nchk" ]
+expect fast_hog_decides "the hog was still writing from 6 s to 11 s: $((chk1 - chk0)) decisions > 100" \
+	[ $((chk1 - chk0)) -gt 100 ]
+expect fast_hog_left_alone "no forced writeback from 6 s to 11 s (${thr0:-none} -> ${thr1:-none})" \
+	[ -n "$thr1" -a "$thr1" = "$thr0" ]
 rm -f /mnt/fast
 sync
 
