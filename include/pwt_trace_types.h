@@ -9,10 +9,11 @@
  * bandwidth under writeback (DONE); it was at a quarter of it right after
  * our chunks were queued, with little else waiting, so it keeps up with
  * the task (KEPT_UP, no second wait); max_pause_ms for both (DEADLINE; the
- * chunks are queued all the same); the task is no longer over or has
- * nothing dirty left to write (NOT_OVER), a fatal signal (KILLED), rmmod
- * began (UNLOADING): in the first wait, nothing is queued then. Values are
- * an interface (tools/pwtop): append only.
+ * task is held again after its next few pages); the task is no longer over
+ * or has nothing dirty left to write (NOT_OVER), a fatal signal (KILLED),
+ * rmmod began (UNLOADING). Nothing is queued if the first wait ends
+ * otherwise than DONE. Values are an interface (tools/pwtop): append
+ * only.
  */
 enum pwt_wait_end {
 	PWT_WAIT_DONE,

@@ -244,11 +244,12 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	WRITE_ONCE(t->busy, true);
 	end = pwt_wait_device(mapping->host, future, deadline, &d, &limit);
 	/*
-	 * Killed or unloading: go, at once. No longer over: the flusher
-	 * writes its pages. Otherwise queue, also after max_pause_ms: the
-	 * task has paid its pause, its pages must not pile up meanwhile.
+	 * Room: queue. Killed or unloading: go, at once. No longer over: the
+	 * flusher writes its pages. Out of time with the device still full
+	 * (the flusher's writeback of a backlog, another writer's): queueing
+	 * more would only lengthen the queue other tasks' fsync waits behind.
 	 */
-	if (end == PWT_WAIT_DONE || end == PWT_WAIT_DEADLINE) {
+	if (end == PWT_WAIT_DONE) {
 		/*
 		 * The return value is deliberately unused: an I/O error is
 		 * recorded in the mapping (mapping_set_error()) for the
@@ -273,7 +274,16 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	WRITE_ONCE(t->busy, false);
 	held = ktime_get_ns() - t0;
 
-	t->since_writeback = 0;
+	/*
+	 * Out of time (max_pause_ms) with the device still full: held again
+	 * after its next few pages (PWT_OVER_RATELIMIT), not after a whole
+	 * chunk. Like balance_dirty_pages(), which pauses again and again, so
+	 * the task dirties no faster than the device drains until there is
+	 * room; a backlog built before it was caught drains at the device's
+	 * full speed, not half of it.
+	 */
+	if (end != PWT_WAIT_DEADLINE)
+		t->since_writeback = 0;
 	WRITE_ONCE(t->throttles, t->throttles + 1);
 	WRITE_ONCE(t->forced_pages, t->forced_pages + written);
 	WRITE_ONCE(t->throttled_ns, t->throttled_ns + held);

@@ -3,6 +3,7 @@
  * pwt-writer: a buffered writer for the guest tests, statically linked.
  *
  *   pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F] [-r PASSES]
+ *              [-R MBPS]
  *     -b KB    write() size (default 1024)
  *     -f MB    many-files mode, like untar or rsync: write FILE.0, FILE.1,
  *              ... of MB each (closing each) until the total is reached
@@ -11,6 +12,8 @@
  *     -h SECS  stay alive SECS seconds after the writing (so tests can look
  *              at this task in debugfs while it exists)
  *     -F       run as a real-time task (SCHED_FIFO, priority 1)
+ *     -R MBPS  write at most MBPS MiB/s (sleeping between writes): a hog
+ *              slower than its disk
  *     -r PASSES  rewrite mode: overwrite the first MB of the existing FILE
  *              PASSES times with pwrite(), timing each pass's write()s
  *              only. The pages stay cached, so after the first pass no
@@ -95,12 +98,12 @@ int main(int argc, char **argv)
 {
 	long bs_kb = 1024, hold = 0, file_mb = 0, nfile = 0, passes = 0;
 	unsigned long long in_file = 0, per_file;
-	double limit = 0, t0, secs;
+	double limit = 0, rate = 0, t0, secs;
 	int opt, fd, do_fsync = 0;
 	unsigned long long total, done = 0;
 	char *buf;
 
-	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:R:")) != -1) {
 		switch (opt) {
 		case 'F': {
 			struct sched_param sp = { .sched_priority = 1 };
@@ -125,6 +128,11 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			hold = atol(optarg);
+			break;
+		case 'R':
+			rate = atof(optarg);
+			if (rate <= 0)
+				goto usage;
 			break;
 		case 'r':
 			passes = atol(optarg);
@@ -174,6 +182,12 @@ int main(int argc, char **argv)
 		}
 		done += w;
 		in_file += w;
+		if (rate) {
+			double ahead = done / 1048576.0 / rate - (now() - t0);
+
+			if (ahead > 0)
+				usleep(ahead * 1e6);
+		}
 	}
 	if (do_fsync && fsync(fd)) {
 		fprintf(stderr, "fsync: %s\n", strerror(errno));
@@ -192,6 +206,7 @@ int main(int argc, char **argv)
 		sleep(hold);
 	return 0;
 usage:
-	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F] [-r PASSES]\n");
+	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F]\n"
+			"                  [-r PASSES] [-R MBPS]\n");
 	return 2;
 }
