@@ -69,6 +69,7 @@ struct pwt_global {
 	u64 nr_dirty;		/* NR_FILE_DIRTY */
 	u64 nr_writeback;	/* NR_WRITEBACK */
 	u64 dirty_thresh;	/* the kernel's live vm.dirty_ratio/bytes limit */
+	u64 bg_thresh;		/* vm.dirty_background_*: the flusher starts here */
 	u64 freerun;		/* below it, dirty + writeback, no one is throttled */
 };
 
@@ -131,10 +132,13 @@ bool pwt_dev_hog(const struct pwt_dev *d, u64 future, u64 window_ms);
  *    memory size, and stays over while it is one: on a large machine
  *    waiting for it to fill 20% of memory would queue gigabytes that
  *    every other writer's fsync then waits behind;
- *  - a task not yet over whose device keeps up (known bandwidth, backlog
- *    under PWT_CONGESTED_MS of it) is not an over-dirtier, however large
- *    its prediction, while dirty + writeback is below the kernel's freerun
- *    ceiling: a lone copy to a fast disk keeps the flusher and the device
+ *  - a task not yet over whose device keeps up (known bandwidth, and a
+ *    backlog under PWT_CONGESTED_MS of it, or the system below the
+ *    background threshold: until then the flusher has not started, and a
+ *    fast disk fed more slowly than it writes holds what it was fed, its
+ *    bandwidth estimate being the feed rate) is not an over-dirtier,
+ *    however large its prediction, while dirty + writeback is below the
+ *    kernel's freerun ceiling: a lone copy to a fast disk keeps the flusher and the device
  *    streaming, and no light writer is being throttled meanwhile. Above
  *    the ceiling the kernel starts pacing every writer, light ones too,
  *    and keeping them out of that is what pwthrottle is for;
@@ -180,10 +184,15 @@ u64 pwt_dirty_thresh(u64 dirtyable, unsigned int ratio, u64 bytes,
 		     unsigned int page_size);
 
 /*
- * dirty_freerun_ceiling() with domain_dirty_limits()' rule for the
- * background threshold: halfway between the background and the dirty
- * threshold, the point below which balance_dirty_pages() lets every writer
- * run. A background threshold at or above @thresh counts as half of it.
+ * domain_dirty_limits()' background threshold: @bg_thresh as configured,
+ * half of @thresh if it is at or above @thresh.
+ */
+u64 pwt_bg_thresh(u64 thresh, u64 bg_thresh);
+
+/*
+ * dirty_freerun_ceiling(): halfway between the background threshold (as
+ * pwt_bg_thresh() makes it) and the dirty threshold, the point below which
+ * balance_dirty_pages() lets every writer run.
  */
 u64 pwt_freerun(u64 thresh, u64 bg_thresh);
 

@@ -76,6 +76,7 @@ static int pwt_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "nr_dirty %llu\n", g.nr_dirty);
 	seq_printf(m, "nr_writeback %llu\n", g.nr_writeback);
 	seq_printf(m, "dirty_thresh %llu\n", g.dirty_thresh);
+	seq_printf(m, "bg_thresh %llu\n", g.bg_thresh);
 	seq_printf(m, "freerun %llu\n", g.freerun);
 	seq_printf(m, "vm_dirty_ratio %u\n", vm.dirty_ratio);
 	seq_printf(m, "vm_dirty_bytes %lu\n", vm.dirty_bytes);

@@ -145,32 +145,31 @@ void pwt_vm_sysctls(struct pwt_vm_sysctls *out)
 
 /*
  * global_dirtyable_memory() + domain_dirty_limits(), as of 6.1 and 6.12:
- * the dirty threshold, and in @freerun (if not NULL) the freerun ceiling.
+ * the dirty and background thresholds and the freerun ceiling.
  */
-u64 pwt_global_thresh(u64 *freerun)
+static void pwt_global_thresh(struct pwt_global *g)
 {
 	unsigned long free = global_zone_page_state(NR_FREE_PAGES);
 	struct pwt_vm_sysctls vm;
-	u64 dirtyable, thresh;
+	u64 dirtyable;
 
 	pwt_vm_sysctls(&vm);
 	free -= min(free, vm.totalreserve);
 	dirtyable = (u64)free + global_node_page_state(NR_INACTIVE_FILE) +
 		    global_node_page_state(NR_ACTIVE_FILE) + 1;
-	thresh = pwt_dirty_thresh(dirtyable, vm.dirty_ratio, vm.dirty_bytes,
-				  PAGE_SIZE);
-	if (freerun)
-		*freerun = pwt_freerun(thresh,
-				       pwt_dirty_thresh(dirtyable, vm.bg_ratio,
-							vm.bg_bytes, PAGE_SIZE));
-	return thresh;
+	g->dirty_thresh = pwt_dirty_thresh(dirtyable, vm.dirty_ratio,
+					   vm.dirty_bytes, PAGE_SIZE);
+	g->bg_thresh = pwt_dirty_thresh(dirtyable, vm.bg_ratio, vm.bg_bytes,
+					PAGE_SIZE);
+	g->freerun = pwt_freerun(g->dirty_thresh, g->bg_thresh);
+	g->bg_thresh = pwt_bg_thresh(g->dirty_thresh, g->bg_thresh);
 }
 
 void pwt_read_global(struct pwt_global *g)
 {
 	g->nr_dirty = global_node_page_state(NR_FILE_DIRTY);
 	g->nr_writeback = global_node_page_state(NR_WRITEBACK);
-	g->dirty_thresh = pwt_global_thresh(&g->freerun);
+	pwt_global_thresh(g);
 }
 
 static void pwt_refresh_fn(struct work_struct *work)

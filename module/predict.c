@@ -112,13 +112,15 @@ bool pwt_dev_hog(const struct pwt_dev *d, u64 future, u64 window_ms)
 bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 		    u64 future, u64 window_ms, bool *over)
 {
+	u64 dirty = sat_add(g->nr_dirty, g->nr_writeback);
+
 	if (pwt_dev_hog(d, future, window_ms)) {
 		*over = true;
 		return g->nr_dirty != 0;
 	}
-	if (!*over && d->bw &&
-	    d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS) &&
-	    sat_add(g->nr_dirty, g->nr_writeback) <= g->freerun)
+	if (!*over && d->bw && dirty <= g->freerun &&
+	    (d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS) ||
+	     dirty <= g->bg_thresh))
 		return false;
 	return pwt_decide(g, future, over);
 }
@@ -184,10 +186,14 @@ u64 pwt_dirty_thresh(u64 dirtyable, unsigned int ratio, u64 bytes,
 	return thresh;
 }
 
+u64 pwt_bg_thresh(u64 thresh, u64 bg_thresh)
+{
+	return bg_thresh >= thresh ? thresh / 2 : bg_thresh;
+}
+
 u64 pwt_freerun(u64 thresh, u64 bg_thresh)
 {
-	if (bg_thresh >= thresh)
-		bg_thresh = thresh / 2;
+	bg_thresh = pwt_bg_thresh(thresh, bg_thresh);
 	/* (thresh + bg_thresh) / 2, without the sum overflowing. */
 	return thresh / 2 + bg_thresh / 2 + (thresh & bg_thresh & 1);
 }

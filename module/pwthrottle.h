@@ -57,7 +57,6 @@ static inline unsigned long pwt_window(void)
 	return msecs_to_jiffies(READ_ONCE(pwt_ratio_centisecs) * 10);
 }
 
-u64 pwt_global_thresh(u64 *freerun);
 void pwt_read_global(struct pwt_global *g);
 void pwt_vm_sysctls(struct pwt_vm_sysctls *out);
 int pwt_knobs_init(void);

@@ -268,7 +268,7 @@ static void device_keeps_up_vetoes(void)
 {
 	/* dirty_ratio 20, dirty_background_ratio 10 */
 	struct pwt_global g = { .nr_dirty = 20000, .nr_writeback = 1000, .dirty_thresh = 40000,
-				.freerun = pwt_freerun(40000, 20000) };
+				.bg_thresh = 20000, .freerun = pwt_freerun(40000, 20000) };
 	struct pwt_dev fast = { .bw = FAST_BW, .backlog = 21000 };
 	bool over = false;
 
@@ -283,6 +283,21 @@ static void device_keeps_up_vetoes(void)
 	g.nr_dirty = 30000;
 	CHECK(pwt_decide_dev(&g, &fast, 100000, 5000, &over) && over,
 	      "above freerun: the 2005 rule decides");
+	/*
+	 * A fast disk fed at 64 MB/s: the kernel's estimate is the feed, and
+	 * the flusher waits for the background threshold, so the disk holds
+	 * more than a second of "its bandwidth": still no over-dirtier below
+	 * that threshold, but one above it.
+	 */
+	struct pwt_dev fed = { .bw = 16384, .backlog = 19000 };
+
+	g.nr_dirty = 18000;
+	over = false;
+	CHECK(!pwt_decide_dev(&g, &fed, 100000, 5000, &over) && !over,
+	      "below the background threshold, the flusher has not started");
+	g.nr_dirty = 25000;
+	CHECK(pwt_decide_dev(&g, &fed, 100000, 5000, &over) && over,
+	      "above it, more than a second queued: the 2005 rule");
 	g.nr_dirty = 20000;
 	over = false;
 	/* Already over (e.g. caught before the bandwidth was known): 2005 rule. */
@@ -294,7 +309,7 @@ static void congested_device_hog_caught_early(void)
 {
 	/* A 64 GiB machine: the threshold is far away. */
 	struct pwt_global g = { .nr_dirty = 60000, .nr_writeback = 512, .dirty_thresh = 3000000,
-				.freerun = 2250000 };
+				.bg_thresh = 1500000, .freerun = 2250000 };
 	struct pwt_dev usb = { .bw = SLOW_BW, .backlog = 60512 };
 	bool over = false;
 
@@ -327,6 +342,8 @@ static void freerun_ceiling(void)
 	CHECK(pwt_freerun(2048, 2048) == 1536, "equal thresholds");
 	CHECK(pwt_freerun(UINT64_MAX, UINT64_MAX - 1) == UINT64_MAX - 1, "no overflow");
 	CHECK(pwt_freerun(0, 0) == 0, "no threshold");
+	CHECK(pwt_bg_thresh(40000, 20000) == 20000, "background as set");
+	CHECK(pwt_bg_thresh(2048, 22000) == 1024, "background over the limit: half");
 }
 
 static void unknown_bandwidth_is_2005(void)
