@@ -159,10 +159,10 @@ static void pwt_global_thresh(struct pwt_global *g)
 		    global_node_page_state(NR_ACTIVE_FILE) + 1;
 	g->dirty_thresh = pwt_dirty_thresh(dirtyable, vm.dirty_ratio,
 					   vm.dirty_bytes, PAGE_SIZE);
-	g->bg_thresh = pwt_dirty_thresh(dirtyable, vm.bg_ratio, vm.bg_bytes,
-					PAGE_SIZE);
+	g->bg_thresh = pwt_bg_thresh(g->dirty_thresh,
+				     pwt_dirty_thresh(dirtyable, vm.bg_ratio,
+						      vm.bg_bytes, PAGE_SIZE));
 	g->freerun = pwt_freerun(g->dirty_thresh, g->bg_thresh);
-	g->bg_thresh = pwt_bg_thresh(g->dirty_thresh, g->bg_thresh);
 }
 
 void pwt_read_global(struct pwt_global *g)

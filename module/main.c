@@ -268,7 +268,7 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		if (pwt_dev_kept_up(mapping->host, written, &d, &limit)) {
 			end = PWT_WAIT_KEPT_UP;
 			WRITE_ONCE(t->over, false);
-		} else if (end == PWT_WAIT_DONE) {
+		} else {
 			end = pwt_wait_device(mapping->host, future, deadline,
 					      &d, &limit);
 		}
