@@ -133,10 +133,7 @@ bool pwt_dev_hog(const struct pwt_dev *d, u64 future, u64 window_ms);
  *    waiting for it to fill 20% of memory would queue gigabytes that
  *    every other writer's fsync then waits behind;
  *  - a task not yet over whose device keeps up (known bandwidth, and a
- *    backlog under PWT_CONGESTED_MS of it, or the system below the
- *    background threshold: until then the flusher has not started, and a
- *    fast disk fed more slowly than it writes holds what it was fed, its
- *    bandwidth estimate being the feed rate) is not an over-dirtier,
+ *    backlog under PWT_CONGESTED_MS of it) is not an over-dirtier,
  *    however large its prediction, while dirty + writeback is below the
  *    kernel's freerun ceiling: a lone copy to a fast disk keeps the flusher and the device
  *    streaming, and no light writer is being throttled meanwhile. Above

@@ -42,9 +42,7 @@
  * far over the threshold although its disk writes everything it dirties,
  * and on a large machine a copy to a USB stick is caught only once it has
  * queued gigabytes. So a writer whose device keeps up (less than a second
- * of its measured bandwidth dirty or under writeback on it, or the system
- * below the background threshold, where the flusher has not started and
- * a fast disk fed slowly holds what it was fed) is no
+ * of its measured bandwidth dirty or under writeback on it) is no
  * over-dirtier, whatever its prediction, while the system's dirty and
  * writeback pages stay below the kernel's freerun ceiling (halfway from
  * the background to the dirty threshold): below it balance_dirty_pages()

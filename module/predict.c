@@ -119,8 +119,7 @@ bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 		return g->nr_dirty != 0;
 	}
 	if (!*over && d->bw && dirty <= g->freerun &&
-	    (d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS) ||
-	     dirty <= g->bg_thresh))
+	    d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS))
 		return false;
 	return pwt_decide(g, future, over);
 }
