@@ -133,7 +133,14 @@ fi
 wait $new
 rm -f /mnt/reuse /mnt/reuse2
 
-# --- A lone writer with nothing else dirty: no wedge, no bandwidth lost. ---
+# --- A lone writer with nothing else dirty: not wedged. ---
+# How much bandwidth it keeps is a benchmark target (bench-device.sh: hog
+# alone >= 97% of stock, medians of repeated runs). Under TCG a median of
+# three moves by 5-10% between boots (6.1, this module: 32.7-36.5 MB/s), so
+# a test can only bound what no noise explains: a writer held for
+# max_pause_ms at each decision, or one that lets the device run dry before
+# it queues again, loses far more than a fifth.
+lone_min_share=0.80
 lone() {
 	$PWT_W /mnt/lone 300 -s | sed 's/.*mbps=//'
 	rm -f /mnt/lone
@@ -148,8 +155,9 @@ median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 mod=$(median $mod1 $mod2 $mod3)
 stock=$(median $stock1 $stock2 $stock3)
 log "lone 300 MB writer incl. fsync: pwthrottle $mod1 $mod2 $mod3 MB/s, stock $stock1 $stock2 $stock3 MB/s"
-expect lone_writer_full_speed "pwthrottle $mod MB/s >= 95% of stock $stock MB/s" \
-	awk -v m="$mod" -v s="$stock" 'BEGIN { exit !(m >= 0.95 * s) }'
+expect lone_writer_not_wedged "pwthrottle $mod MB/s >= 80% of stock $stock MB/s" \
+	awk -v m="$mod" -v s="$stock" -v f=$lone_min_share \
+	'BEGIN { exit !(m >= f * s) }'
 
 # --- rmmod while hogs sleep in forced writeback: prompt, and no data lost. ---
 $PWT_W /mnt/h1 300 -s > /tmp/h1.out &
