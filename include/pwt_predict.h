@@ -57,6 +57,21 @@ bool pwt_pred_idle(const struct pwt_pred *p, unsigned long now,
 		   unsigned long window);
 
 /*
+ * The prediction a task is judged by: its own, or its group's when that is
+ * larger and @writers (the group's tasks that have dirtied pages and not
+ * exited or gone idle) are at least PWT_GROUP_MIN_WRITERS. Writers of one
+ * group working at once (a threaded copier, xargs -P4 cp) are one writer;
+ * writers that follow one another (a shell loop of dd's, the 2005
+ * experiment's light writer) are judged one by one, as in 2005. A group's
+ * prediction keeps the pages of members that have exited, so a loop of ten
+ * 10 MB writers would otherwise be one 100 MB writer; by volume and rate a
+ * sequential fork-per-file hog is no different from that loop, and is left
+ * to the 2005 rule, task by task.
+ */
+#define PWT_GROUP_MIN_WRITERS 2
+u64 pwt_judged_future(u64 own, u64 group, unsigned int writers);
+
+/*
  * Pages per second the prediction corresponds to: future_dirty is about two
  * windows' worth, so rate = future / (2 * window) windows, in pages/s given
  * @hz ticks per second.

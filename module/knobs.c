@@ -303,9 +303,10 @@ MODULE_PARM_DESC(max_pause_ms,
 
 /*
  * 1, processes: the threads of a process (a threaded copier, io_uring and
- * its io-wq workers) are one writer. 2 makes a whole shell job one writer
- * (xargs -P4 cp, make -j), and so also a shell loop of short writers, such
- * as the 2005 experiment's own light writer; see the top of main.c.
+ * its io-wq workers) writing at once are one writer. 2 makes a shell job's
+ * writers at work together one writer (xargs -P4 cp, make -j); a job's
+ * writers that follow one another (a shell loop of dd's) are still judged
+ * one by one. See the top of main.c.
  */
 struct pwt_knob pwt_group_by = { .val = PWT_GROUP_PROCESS,
 				 .min = PWT_GROUP_NONE, .max = PWT_GROUP_JOB };

@@ -28,14 +28,19 @@
  * the rate, so no single prediction catches them until the dirty budget is
  * full, and then every writer is "over". So each task's pages are also
  * added to a prediction of its group (a struct pwt_group, at each
- * decision), and a task is judged by the larger of the two. The group is
- * what group_by says: by default the process (its threads); 2 the process
- * group, i.e. a shell job, which also catches a job that starts a process
- * per file; 0 is the 2005 behaviour. Not 2 by default: a job's prediction
- * keeps the pages of members that have exited, so a shell loop of short
- * writers (the 2005 experiment's own light writer, ten dd's of 10 MB) is
- * one writer too, and its 100 MB a loop make it a hog on a small machine
- * (make bench: the loop alone went from 0.53 s to 1.55 s on 40 MiB/s).
+ * decision), and while two or more of the group's tasks are writers (have
+ * dirtied pages, not exited, not idle) a task is judged by the larger of
+ * the two (pwt_judged_future()). The group is what group_by says: by
+ * default the process (its threads); 2 the process group, i.e. a shell
+ * job, which also catches a job that starts a process per file, several
+ * at once; 0 is the 2005 behaviour. Writers that follow one another are
+ * judged one by one: a group's prediction keeps the pages of members that
+ * have exited, so a shell loop of short writers (the 2005 experiment's own
+ * light writer, ten dd's of 10 MB) would be one 100 MB writer, a hog on a
+ * small machine (make bench, group_by=2 without this rule: the loop alone
+ * went from 0.53 s to 1.55 s on 40 MiB/s). Not 2 by default all the same:
+ * the programs a script starts side by side, each light, would be judged
+ * as one writer.
  *
  * The device decides first (device.c, pwt_decide_dev()). The 2005 rule
  * knows memory, not devices: a lone copy to a fast disk has a prediction
@@ -305,7 +310,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	struct pwt_global g;
 	struct pwt_dev d;
 	struct pwt_task *t;
-	unsigned int limit, dirtied;
+	unsigned int limit, dirtied, writers;
 	bool over, throttle;
 	u64 delta, future;
 	long chunk;
@@ -350,8 +355,9 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	t->since_check = 0;
 	pwt_stat_add(checks, 1);
 
-	/* A group's writers are judged by what the group will dirty. */
-	future = max(t->pred.future_dirty, pwt_group_account(t, dirtied));
+	/* Writers of a group at work together: by what the group will dirty. */
+	future = pwt_group_account(t, dirtied, &writers);
+	future = pwt_judged_future(t->pred.future_dirty, future, writers);
 	pwt_read_global(&g);
 	pwt_read_dev(mapping->host, &d);
 	over = t->over;

@@ -81,6 +81,13 @@ u64 pwt_pred_rate(const struct pwt_pred *p, unsigned long window,
 	       (p->future_dirty / 2 % window) * hz / window;
 }
 
+u64 pwt_judged_future(u64 own, u64 group, unsigned int writers)
+{
+	if (writers < PWT_GROUP_MIN_WRITERS || group < own)
+		return own;
+	return group;
+}
+
 bool pwt_decide(const struct pwt_global *g, u64 future_dirty, bool *over)
 {
 	u64 dirty = sat_add(g->nr_dirty, g->nr_writeback);

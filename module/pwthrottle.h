@@ -115,7 +115,8 @@ struct pwt_task {
 };
 
 struct pwt_task *pwt_task_get(void);
-u64 pwt_group_account(struct pwt_task *t, unsigned int pages);
+u64 pwt_group_account(struct pwt_task *t, unsigned int pages,
+		      unsigned int *writers);
 int pwt_tasks_init(void);
 void pwt_tasks_stop(void);
 void pwt_tasks_exit(void);

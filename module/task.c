@@ -406,15 +406,20 @@ static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
 
 /*
  * Add @pages, dirtied by current since its last decision, to its group's
- * prediction and return that prediction: 0 when it is on its own. Called at
- * decisions only (every ratelimit_pages, 8 once over), so the group's lock
- * is taken once per 8 to 32 pages of each member, not on every call.
+ * prediction and return that prediction (0 when it is on its own), and in
+ * *@writers the group's members: tasks with an entry, i.e. that dirtied
+ * pages and have neither exited (the exit probe) nor gone idle (eviction).
+ * Called at decisions only (every ratelimit_pages, 8 once over), so the
+ * group's lock is taken once per 8 to 32 pages of each member, not on
+ * every call.
  */
-u64 pwt_group_account(struct pwt_task *t, unsigned int pages)
+u64 pwt_group_account(struct pwt_task *t, unsigned int pages,
+		      unsigned int *writers)
 {
 	struct pwt_group *g = t->grp;
 	u64 future;
 
+	*writers = 1;
 	/* Only a pointer compare: the key is not dereferenced here. */
 	if (unlikely((g ? g->key : NULL) != pwt_group_key()))
 		g = pwt_task_regroup(t);
@@ -424,6 +429,7 @@ u64 pwt_group_account(struct pwt_task *t, unsigned int pages)
 	pwt_pred_account(&g->pred, jiffies, pwt_window(), pages);
 	future = g->pred.future_dirty;
 	spin_unlock(&g->lock);
+	*writers = atomic_read(&g->members);
 	return future;
 }
 

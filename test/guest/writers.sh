@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # Writers that are not one task: threaded and io_uring hogs (one process),
-# a fork-per-file hog (one job, group_by=2), a build's many small writers
-# (not a hog), a loop device's kernel worker, a real-time writer, and a
-# table filled with idle threads. Needs the static tools as /opt/pwt (vm-run --file).
+# a fork-per-file hog (one job, group_by=2), a job's writers one after
+# another and a build's many small writers (not hogs), a loop device's
+# kernel worker, a real-time writer, and a table filled with idle threads. Needs the static tools as /opt/pwt (vm-run --file).
 #
 # Each hog runs as its own job (setsid), the way an interactive shell starts
-# "cp ... &"; with group_by=2 pwthrottle predicts a job as one writer.
+# "cp ... &"; with group_by=2 pwthrottle predicts a job's writers at work
+# together as one writer.
 . /pwt/lib.sh
 
 T=/opt/pwt
@@ -72,6 +73,16 @@ load group_by=2
 light_job=setsid
 group_hog perfile 12 "$T/pwt-fork" /mnt/perfile 20 -w 4 -k 16384
 light_job=
+
+# --- The same job's writers one after another (the 2005 loop: ten dd's of
+# 10 MB in this script's job, 100 MB in all, half the threshold): judged one
+# by one, as in 2005, not as one 100 MB writer. ---
+thr0=$(stat_of throttles)
+secs=$(ten_writes)
+thr1=$(stat_of throttles)
+expect sequential_job_passes "ten 10 MB dd's of one job in ${secs}s: throttles $thr0 -> $thr1, want none" \
+	[ "$thr1" = "$thr0" ]
+sync
 unload
 load
 

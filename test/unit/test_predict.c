@@ -260,6 +260,41 @@ static void idle_after_one_silent_window(void)
 	CHECK(pwt_pred_idle(&p, t0, 0), "window 0 (off): every entry is idle");
 }
 
+/*
+ * A group's prediction keeps the pages of members that have exited. Ten
+ * 10 MB writers one after another (the 2005 loop, one shell job) are
+ * judged one by one; four writers of one group at once, as one.
+ */
+static void group_counts_only_writers_at_once(void)
+{
+	const u64 ten_mb = 10 * 256;	/* 4 KiB pages */
+	struct pwt_global g = { .nr_dirty = 20000, .dirty_thresh = 40000 };
+	struct pwt_pred job, dd;
+	unsigned long now = 1000;
+	int i;
+
+	pwt_pred_init(&job, now);
+	for (i = 0; i < 10; i++, now += WINDOW / 20) {
+		pwt_pred_init(&dd, now);
+		pwt_pred_account(&dd, now, WINDOW, ten_mb);
+		pwt_pred_account(&job, now, WINDOW, ten_mb);
+	}
+	CHECK(job.future_dirty == 10 * ten_mb, "setup: the job's 100 MB, got %llu",
+	      (unsigned long long)job.future_dirty);
+	CHECK(pwt_judged_future(dd.future_dirty, job.future_dirty, 1) == ten_mb,
+	      "one writer at a time: judged by its own 10 MB");
+	CHECK(!decide(&g, pwt_judged_future(dd.future_dirty, job.future_dirty, 1), false),
+	      "the loop's last dd is no over-dirtier");
+	/* Four copies at once, 25 MB each so far: one 100 MB writer. */
+	CHECK(pwt_judged_future(ten_mb * 5 / 2, job.future_dirty, 4) == 10 * ten_mb,
+	      "writers at once: judged by the group");
+	CHECK(decide(&g, pwt_judged_future(ten_mb * 5 / 2, job.future_dirty, 4), false),
+	      "four copies at once are an over-dirtier");
+	CHECK(pwt_judged_future(10 * ten_mb, ten_mb, 2) == 10 * ten_mb,
+	      "a task's own prediction when larger than its group's");
+	CHECK(pwt_judged_future(ten_mb, 0, 0) == ten_mb, "no group: its own");
+}
+
 /* 20 MiB/s and 2 GiB/s devices, in 4 KiB pages per second. */
 #define SLOW_BW 5120ULL
 #define FAST_BW 524288ULL
@@ -401,6 +436,7 @@ int main(void)
 	run("threshold_matches_the_kernel_formula", threshold_matches_the_kernel_formula);
 	run("dirtied_deltas", dirtied_deltas);
 	run("idle_after_one_silent_window", idle_after_one_silent_window);
+	run("group_counts_only_writers_at_once", group_counts_only_writers_at_once);
 	run("device_keeps_up_vetoes", device_keeps_up_vetoes);
 	run("congested_device_hog_caught_early", congested_device_hog_caught_early);
 	run("freerun_ceiling", freerun_ceiling);
