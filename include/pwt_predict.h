@@ -142,6 +142,18 @@ u64 pwt_dev_pages(const struct pwt_dev *d, u64 ms);
 bool pwt_dev_hog(const struct pwt_dev *d, u64 future, u64 window_ms);
 
 /*
+ * Is what keeps the device full the task's own doing, so that after a wait
+ * that ran out of time it is held again after a few pages, not a chunk
+ * (see pwt_force_writeback())? Yes for a hog of its device
+ * (pwt_dev_hog()), and for a task whose prediction alone would keep it
+ * over (a quarter of the threshold, pwt_decide()'s release level): the
+ * hogs of the memory rule. A light writer over only because others filled
+ * memory (a loop device's worker, which we pass through) is not.
+ */
+bool pwt_hold_again(const struct pwt_global *g, const struct pwt_dev *d,
+		    u64 future, u64 window_ms);
+
+/*
  * pwt_decide() made device-aware:
  *  - a hog for its device (pwt_dev_hog()) is over at once, whatever the
  *    memory size, and stays over while it is one: on a large machine

@@ -116,6 +116,13 @@ bool pwt_dev_hog(const struct pwt_dev *d, u64 future, u64 window_ms)
 	       future > pwt_dev_pages(d, 2 * window_ms);
 }
 
+bool pwt_hold_again(const struct pwt_global *g, const struct pwt_dev *d,
+		    u64 future, u64 window_ms)
+{
+	return pwt_dev_hog(d, future, window_ms) ||
+	       future >= g->dirty_thresh / 4;
+}
+
 bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 		    u64 future, u64 window_ms, bool *over)
 {

@@ -295,6 +295,29 @@ static void group_counts_only_writers_at_once(void)
 	CHECK(pwt_judged_future(ten_mb, 0, 0) == ten_mb, "no group: its own");
 }
 
+/*
+ * Held again after a wait that ran out of time: the hogs of the device and
+ * memory rules, not a light writer over because others filled memory.
+ */
+static void hold_again_only_hogs(void)
+{
+	/* Memory full of someone else's pages (a loop device's worker). */
+	struct pwt_global g = { .nr_dirty = 30000, .nr_writeback = 7000, .dirty_thresh = 38000 };
+	struct pwt_dev disk = { .bw = 5120, .backlog = 36000 };	/* 20 MiB/s */
+	bool over = false;
+
+	CHECK(pwt_decide_dev(&g, &disk, 2560, 5000, &over) && over,
+	      "setup: a 10 MB writer is over by the memory rule");
+	CHECK(!pwt_hold_again(&g, &disk, 2560, 5000), "the light writer is not held again");
+	CHECK(pwt_hold_again(&g, &disk, 38000 / 4, 5000),
+	      "a prediction of a quarter of the threshold is");
+	/* A stick hog: 100 MB predicted against a 1 MiB/s device. */
+	disk.bw = 256;
+	CHECK(pwt_hold_again(&g, &disk, 25600, 5000), "a hog of its device is");
+	g.dirty_thresh = 400000;
+	CHECK(pwt_hold_again(&g, &disk, 25600, 5000), "whatever the memory size");
+}
+
 /* 20 MiB/s and 2 GiB/s devices, in 4 KiB pages per second. */
 #define SLOW_BW 5120ULL
 #define FAST_BW 524288ULL
@@ -437,6 +460,7 @@ int main(void)
 	run("dirtied_deltas", dirtied_deltas);
 	run("idle_after_one_silent_window", idle_after_one_silent_window);
 	run("group_counts_only_writers_at_once", group_counts_only_writers_at_once);
+	run("hold_again_only_hogs", hold_again_only_hogs);
 	run("device_keeps_up_vetoes", device_keeps_up_vetoes);
 	run("congested_device_hog_caught_early", congested_device_hog_caught_early);
 	run("freerun_ceiling", freerun_ceiling);
