@@ -9,13 +9,17 @@
 #   in-root.sh RELEASE VERSION REL1 REL2
 #     RELEASE  bookworm or trixie, the prefix of the test names
 #     VERSION  the package's and the module's version
-#     REL1     the kernel whose headers the root has
-#     REL2     the kernel whose headers are in /var/cache/pwt-deb
-#   /pwt/pwthrottle-dkms_VERSION_all.deb   the package under test
+#     REL1     the kernel (and headers) the root has
+#     REL2     the kernel whose packages are in /var/cache/pwt-deb
+#   /pwt/pwthrottle-dkms_VERSION_all.deb, /pwt/pwthrottle-tools_VERSION_ARCH.deb
+#            the packages under test
+#   /var/cache/pwt-deb-tools   what pwthrottle-tools needs from the archive
 set -uo pipefail
+shopt -s nullglob
 
 release=$1 version=$2 rel1=$3 rel2=$4
 deb=/pwt/pwthrottle-dkms_${version}_all.deb
+tools=/pwt/pwthrottle-tools_${version}_$(dpkg --print-architecture).deb
 export DEBIAN_FRONTEND=noninteractive
 ok() { echo "ok $release/$*"; }
 fail() { echo "FAIL $release/$1: $2"; }
@@ -66,9 +70,9 @@ else
 fi
 module_for "dkms-$rel1" "$rel1"
 
-# --- a kernel upgrade: the second kernel's headers (and the image 6.12+
-# headers pull in), offline from the root's cache. Their postinsts run
-# dkms autoinstall (/etc/kernel/postinst.d/dkms, header_postinst.d/dkms). ---
+# --- a kernel upgrade: the second kernel and its headers, offline from the
+# root's cache. Their postinsts run dkms autoinstall (dkms's hooks in
+# /etc/kernel/postinst.d and header_postinst.d). ---
 if ! run apt-get install -y /var/cache/pwt-deb/*.deb; then
 	fail "second-kernel-$rel2" "apt-get install of the $rel2 headers failed"
 else
@@ -92,4 +96,17 @@ if [ -z "$why" ]; then
 	ok "purge (no sources, modules, DKMS state, conffile or dpkg status left)"
 else
 	fail purge "${why%;}"
+fi
+
+# --- pwthrottle-tools: pwtop runs (--help: no BPF in a chroot), and goes ---
+if ! run apt-get install -y "$tools" /var/cache/pwt-deb-tools/*.deb; then
+	fail tools "apt-get install $tools failed"
+elif ! pwtop --help | grep -q '^pwtop \[--once'; then
+	fail tools "pwtop --help: '$(pwtop --help 2>&1 | head -n 1)'"
+elif ! run apt-get purge -y pwthrottle-tools; then
+	fail tools "apt-get purge pwthrottle-tools failed"
+elif [ -e /usr/sbin/pwtop ] || [ -n "$(dpkg-query -W -f='${db:Status-Abbrev}' pwthrottle-tools 2> /dev/null | grep -v '^un')" ]; then
+	fail tools "pwtop or its dpkg status left after purge"
+else
+	ok "tools (pwthrottle-tools installs, pwtop --help runs, purge removes it)"
 fi
