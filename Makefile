@@ -15,6 +15,9 @@
 #                        dkms add, build, install (rebuilt for new kernels)
 #   make dkms-uninstall  dkms remove from every kernel, delete the sources
 #   make sign KEY=K CERT=C   sign pwthrottle.ko (KO=...) with scripts/sign-file
+#   make deb             the Debian packages pwthrottle-dkms and -tools
+#                        (debian/), built from a copy in build/deb/src:
+#                        build/deb/*.deb
 #   make clean
 
 PWT_CACHE ?= /var/tmp/pwthrottle
@@ -113,6 +116,25 @@ sign:
 	fi
 	$(KDIR)/scripts/sign-file $(SIG_HASH) $(KEY) $(CERT) $(KO)
 
+# dpkg-buildpackage writes into the tree it builds and its parent, so it
+# builds a copy of what the package ships. debian/changelog's version must
+# be the module's (scripts/lint checks it too).
+DEB_OUT = build/deb
+DEB_SRC = $(DEB_OUT)/src/pwthrottle-$(PWT_VERSION)
+deb:
+	@v=$$(dpkg-parsechangelog -S Version); [ "$$v" = "$(PWT_VERSION)" ] || \
+		{ echo "debian/changelog has $$v, Kbuild $(PWT_VERSION)" >&2; exit 1; }
+	rm -rf $(DEB_OUT)/src $(DEB_OUT)/pwthrottle*_*
+	mkdir -p $(DEB_SRC)/module $(DEB_SRC)/include
+	mkdir -p $(DEB_SRC)/tools/pwtop
+	cp -r Kbuild Makefile dkms.conf README.md packaging debian $(DEB_SRC)/
+	cp module/*.c module/*.h $(DEB_SRC)/module/
+	cp include/*.h $(DEB_SRC)/include/
+	cp tools/pwtop/Makefile tools/pwtop/*.c tools/pwtop/*.h $(DEB_SRC)/tools/pwtop/
+	cd $(DEB_SRC) && dpkg-buildpackage --no-sign
+	mv $(DEB_OUT)/src/pwthrottle*_* $(DEB_OUT)/
+	rm -rf $(DEB_OUT)/src
+
 demo:
 	scripts/demo
 
@@ -124,4 +146,4 @@ clean:
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers module/*.o module/.*.cmd
 
 .PHONY: all module unit tools check demo bench lint install uninstall \
-	dkms-install dkms-uninstall sign clean
+	dkms-install dkms-uninstall sign deb clean
