@@ -76,7 +76,12 @@
  * are avoiding.)
  * If the device has absorbed our two chunks at once (a quarter of the
  * bound or less under writeback right after), it keeps up with this
- * writer: the task stops being over. The dirty
+ * writer: the task stops being over. If the waits run out of time with
+ * the device still full, a task whose own dirtying fills it (a hog of its
+ * device, or a prediction of a quarter of the threshold) queues nothing
+ * and is held again after its next 8 pages, as balance_dirty_pages()
+ * pauses again and again; a light writer over only because others filled
+ * memory is held again only after its next chunk. The dirty
  * budget stays free for light writers, which run at memory speed. Without
  * dirty memory to write, nobody is throttled: the "!nr_reclaimable" escape
  * that kept 2005's version from wedging lone writers.
