@@ -72,7 +72,9 @@ void pwt_refresh_vm_sysctls(void);
  * which we hold a reference so that its address is never reused for another
  * group while we compare against it. @members counts the task entries that
  * point here; a group with none is unhashed by the sweep and freed after a
- * grace period. Inserted and removed under pwt_tasks_lock.
+ * grace period. @writers counts those of them still hashed: an entry
+ * unhashed at exit or eviction is no writer any more, though it may point
+ * here until it is freed. Inserted and removed under pwt_tasks_lock.
  */
 struct pwt_group {
 	struct hlist_node node;
@@ -80,6 +82,7 @@ struct pwt_group {
 	struct pid *key;
 	pid_t nr;		/* @key's number in the initial namespace */
 	atomic_t members;
+	atomic_t writers;
 	spinlock_t lock;	/* @pred: every member updates it */
 	struct pwt_pred pred;
 };

@@ -97,10 +97,23 @@ static void pwt_group_free_rcu(struct rcu_head *rcu)
 }
 
 /* Caller holds pwt_tasks_lock; @t is hashed. */
-static void pwt_task_unhash(struct pwt_task *t)
+/*
+ * Caller holds pwt_tasks_lock; @t is hashed. It stops being one of its
+ * group's writers now, not when freed: a grace period later, the next
+ * process of a shell loop would be counted with the one that exited.
+ */
+static void pwt_task_unlink(struct pwt_task *t)
 {
 	hlist_del_init_rcu(&t->node);
 	pwt_nr_tasks--;
+	if (t->grp)
+		atomic_dec(&t->grp->writers);
+}
+
+/* Caller holds pwt_tasks_lock; @t is hashed. */
+static void pwt_task_unhash(struct pwt_task *t)
+{
+	pwt_task_unlink(t);
 	call_rcu(&t->rcu, pwt_task_free_rcu);
 }
 
@@ -135,8 +148,7 @@ static int pwt_evict_idle(struct hlist_head *head, struct pwt_task **out,
 			break;
 		if (!pwt_task_idle(t, now))
 			continue;
-		hlist_del_init_rcu(&t->node);
-		pwt_nr_tasks--;
+		pwt_task_unlink(t);
 		out[n++] = t;
 	}
 	return n;
@@ -359,6 +371,7 @@ static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
 {
 	struct pwt_group *g, *old, *ng = NULL;
 	struct pid *key;
+	bool hashed;
 
 	/* Allocate only if the group is new and there is room for it. */
 	rcu_read_lock();
@@ -393,12 +406,20 @@ static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
 		ng = NULL;
 	}
 	rcu_read_unlock();
-	if (g)
+	/* An entry unhashed meanwhile (evicted, stale) writes for no group. */
+	hashed = !hlist_unhashed(&t->node);
+	if (g) {
 		atomic_inc(&g->members);
+		if (hashed)
+			atomic_inc(&g->writers);
+	}
 	old = t->grp;
 	WRITE_ONCE(t->grp, g);
-	if (old)
+	if (old) {
 		atomic_dec(&old->members);
+		if (hashed)
+			atomic_dec(&old->writers);
+	}
 	raw_spin_unlock(&pwt_tasks_lock);
 	kfree(ng);
 	return g;
@@ -407,8 +428,9 @@ static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
 /*
  * Add @pages, dirtied by current since its last decision, to its group's
  * prediction and return that prediction (0 when it is on its own), and in
- * *@writers the group's members: tasks with an entry, i.e. that dirtied
- * pages and have neither exited (the exit probe) nor gone idle (eviction).
+ * *@writers the group's writers: tasks with a hashed entry, i.e. that
+ * dirtied pages and have neither exited (the exit probe) nor gone idle
+ * (eviction).
  * Called at decisions only (every ratelimit_pages, 8 once over), so the
  * group's lock is taken once per 8 to 32 pages of each member, not on
  * every call.
@@ -429,7 +451,7 @@ u64 pwt_group_account(struct pwt_task *t, unsigned int pages,
 	pwt_pred_account(&g->pred, jiffies, pwt_window(), pages);
 	future = g->pred.future_dirty;
 	spin_unlock(&g->lock);
-	*writers = atomic_read(&g->members);
+	*writers = atomic_read(&g->writers);
 	return future;
 }
 
