@@ -88,6 +88,9 @@ struct pwt_global {
 	u64 freerun;		/* below it, dirty + writeback, no one is throttled */
 };
 
+/* Once over, a task stays over down to 1/PWT_RELEASE_DIV of the threshold. */
+#define PWT_RELEASE_DIV 4
+
 /*
  * Is the task whose prediction is @future_dirty a predicted over-dirtier, and
  * must it write back now?

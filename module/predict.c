@@ -91,7 +91,7 @@ u64 pwt_judged_future(u64 own, u64 group, unsigned int writers)
 bool pwt_decide(const struct pwt_global *g, u64 future_dirty, bool *over)
 {
 	u64 dirty = sat_add(g->nr_dirty, g->nr_writeback);
-	u64 limit = *over ? g->dirty_thresh / 4 : g->dirty_thresh;
+	u64 limit = *over ? g->dirty_thresh / PWT_RELEASE_DIV : g->dirty_thresh;
 
 	*over = sat_add(dirty, future_dirty) > limit;
 	/*
@@ -120,7 +120,7 @@ bool pwt_hold_again(const struct pwt_global *g, const struct pwt_dev *d,
 		    u64 future, u64 window_ms)
 {
 	return pwt_dev_hog(d, future, window_ms) ||
-	       future >= g->dirty_thresh / 4;
+	       future >= g->dirty_thresh / PWT_RELEASE_DIV;
 }
 
 bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,

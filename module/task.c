@@ -96,7 +96,6 @@ static void pwt_group_free_rcu(struct rcu_head *rcu)
 	kfree(g);
 }
 
-/* Caller holds pwt_tasks_lock; @t is hashed. */
 /*
  * Caller holds pwt_tasks_lock; @t is hashed. It stops being one of its
  * group's writers now, not when freed: a grace period later, the next
