@@ -43,7 +43,7 @@ sampler() {
 	local t0
 	t0=$(now)
 	while :; do
-		echo "SAMPLE series=$SERIES mode=$1 t=$(awk -v a="$t0" '{ printf "%.2f", $1 - a }' /proc/uptime) dirty_kb=$(meminfo_kb Dirty) writeback_kb=$(meminfo_kb Writeback)" >&3
+		echo "SAMPLE series=$SERIES mode=$1 t=$(awk -v a="$t0" '{ printf "%.2f", $1 - a }' /proc/uptime) $(dirty_wb_kb | awk '{ print "dirty_kb=" $1, "writeback_kb=" $2 }')" >&3
 		usleep 250000
 	done
 }
