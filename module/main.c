@@ -162,7 +162,6 @@
 /* Decide every 8 pages once over, like the stock dirty_exceeded ratelimit. */
 #define PWT_OVER_RATELIMIT 8
 
-DEFINE_PER_CPU(struct pwt_stats, pwt_stats);
 DEFINE_SRCU(pwt_srcu);
 bool pwt_unloading;
 
@@ -177,25 +176,6 @@ static bool pwt_direct_jump = true;
 module_param_named(direct_jump, pwt_direct_jump, bool, 0444);
 MODULE_PARM_DESC(direct_jump,
 		 "Enter the hooked function past its ftrace site (1, default, if its prologue is as expected) or through its entry (0: slower)");
-
-void pwt_stats_sum(struct pwt_stats *sum)
-{
-	int cpu;
-
-	memset(sum, 0, sizeof(*sum));
-	for_each_possible_cpu(cpu) {
-		const struct pwt_stats *s = per_cpu_ptr(&pwt_stats, cpu);
-
-		sum->calls += READ_ONCE(s->calls);
-		sum->checks += READ_ONCE(s->checks);
-		sum->throttles += READ_ONCE(s->throttles);
-		sum->forced_pages += READ_ONCE(s->forced_pages);
-		sum->async_eagain += READ_ONCE(s->async_eagain);
-		sum->skipped += READ_ONCE(s->skipped);
-		sum->drops += READ_ONCE(s->drops);
-		sum->evictions += READ_ONCE(s->evictions);
-	}
-}
 
 /* Is it safe to start and wait for writeback of @mapping from here? */
 static bool pwt_may_writeback(struct address_space *mapping)
@@ -352,17 +332,21 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	if (t->busy)
 		return 0;
 
+	/*
+	 * Only count until a decision is due: the pages go into the
+	 * prediction at the decision, a few ratelimit_pages late at most, so
+	 * the calls in between cost a subtraction and a compare.
+	 */
 	delta = pwt_dirtied_delta(t->nr_dirtied_seen, tsk->nr_dirtied);
-	pwt_pred_account(&t->pred, jiffies, pwt_window(), delta);
 	t->since_check = min_t(u64, (u64)t->since_check + delta, UINT_MAX);
-	t->since_writeback = min_t(u64, (u64)t->since_writeback + delta, UINT_MAX);
-
 	limit = t->over ? PWT_OVER_RATELIMIT : READ_ONCE(pwt_ratelimit_pages.val);
 	if (likely(t->since_check < limit))
 		return 0;
 	dirtied = t->since_check;
 	t->since_check = 0;
 	pwt_stat_add(checks, 1);
+	pwt_pred_account(&t->pred, jiffies, pwt_window(), dirtied);
+	t->since_writeback = min_t(u64, (u64)t->since_writeback + dirtied, UINT_MAX);
 
 	/* Writers of a group at work together: by what the group will dirty. */
 	future = pwt_group_account(t, dirtied, &writers);

@@ -5,6 +5,7 @@
 
 #include <linux/types.h>
 #include <linux/percpu.h>
+#include <linux/hashtable.h>
 #include <linux/rculist.h>
 #include <linux/sched.h>
 #include <linux/srcu.h>
@@ -117,7 +118,38 @@ struct pwt_task {
 	u64 throttled_ns;
 };
 
-struct pwt_task *pwt_task_get(void);
+#define PWT_HASH_BITS 10
+extern struct hlist_head pwt_tasks_hash[1 << PWT_HASH_BITS];
+
+struct pwt_task *pwt_task_new(bool stale_seen);
+
+/*
+ * The current task's entry, made on first use (pwt_task_new(), NULL when
+ * the table is full). Inline, and the making out of line, because every
+ * hooked call looks its entry up. The start time is compared inside the
+ * read section: an entry of this pid's previous owner may be swept and
+ * freed at any time. Our own entry may not (see the top of task.c), so it
+ * stays valid after the unlock.
+ */
+static inline struct pwt_task *pwt_task_get(void)
+{
+	struct task_struct *tsk = current;
+	struct pwt_task *t;
+	bool mine = false;
+
+	rcu_read_lock();
+	hash_for_each_possible_rcu(pwt_tasks_hash, t, node, tsk->pid) {
+		if (t->pid == tsk->pid) {
+			mine = t->start_time == tsk->start_time;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	if (likely(mine))
+		return t;
+	return pwt_task_new(t);
+}
+
 u64 pwt_group_account(struct pwt_task *t, unsigned int pages,
 		      unsigned int *writers);
 int pwt_tasks_init(void);
@@ -127,13 +159,10 @@ void pwt_tasks_sweep(void);
 unsigned int pwt_tasks_count(void);
 unsigned int pwt_groups_count(void);
 
-#define PWT_HASH_BITS 10
-extern struct hlist_head pwt_tasks_hash[1 << PWT_HASH_BITS];
-
 /* Held by the wrapper around every use of a task entry (main.c). */
 extern struct srcu_struct pwt_srcu;
 
-/* --- statistics, per CPU so the write path never shares a cacheline --- */
+/* --- stats.c: counters, per CPU so the write path never shares a cacheline --- */
 
 struct pwt_stats {
 	u64 calls;		/* hooked calls while enabled */

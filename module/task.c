@@ -191,33 +191,20 @@ static struct pwt_task *pwt_task_find(pid_t pid)
 }
 
 /*
- * The current task's entry, created on first use. Returns NULL when the
- * table is full or memory is short: that task is simply not throttled by
- * us, and the stock throttle still applies. GFP_NOWAIT because we may hold
- * i_rwsem and sb freeze protection, and because a missing entry is harmless.
+ * The slow half of pwt_task_get() (pwthrottle.h): the current task has no
+ * entry of its own; @stale_seen, its pid has the entry of a previous owner.
+ * Makes one. Returns NULL when the table is full or memory is short: that
+ * task is simply not throttled by us, and the stock throttle still applies.
+ * GFP_NOWAIT because we may hold i_rwsem and sb freeze protection, and
+ * because a missing entry is harmless.
  */
-struct pwt_task *pwt_task_get(void)
+struct pwt_task *pwt_task_new(bool stale_seen)
 {
 	struct pwt_task *evicted[PWT_EVICT_BATCH];
 	struct task_struct *tsk = current;
 	struct pwt_task *t, *stale;
 	struct hlist_head *head;
 	int nevict = 0;
-	bool stale_seen;
-
-	/*
-	 * Compared inside the read section: an entry of this pid's previous
-	 * owner may be swept and freed at any time. Our own entry may not
-	 * (see the top of this file), so it stays valid after the unlock.
-	 */
-	rcu_read_lock();
-	t = pwt_task_find(tsk->pid);
-	stale_seen = t;
-	if (t && t->start_time != tsk->start_time)
-		t = NULL;
-	rcu_read_unlock();
-	if (likely(t))
-		return t;
 
 	/*
 	 * Full: go on only if there will be room, from the dead previous
