@@ -134,6 +134,17 @@ struct pwt_dev {
  */
 #define PWT_CONGESTED_MS 1000
 
+/*
+ * A device that writes all that waits on it within this time keeps up even
+ * past the kernel's freerun ceiling: 200 ms is the longest pause the
+ * kernel's own throttle imposes (MAX_PAUSE, mm/page-writeback.c), so its
+ * pacing of other writers there is brief, while holding a copy to such a
+ * device in forced writeback costs the copy (7.3, a disk written at
+ * 600-700 MB/s: 88% of stock, held up to max_pause_ms while the flusher
+ * kept the device full).
+ */
+#define PWT_FAST_DRAIN_MS 200
+
 /* Pages @d writes in @ms milliseconds; 0 if its bandwidth is unknown. */
 u64 pwt_dev_pages(const struct pwt_dev *d, u64 ms);
 
@@ -168,7 +179,9 @@ bool pwt_hold_again(const struct pwt_global *g, const struct pwt_dev *d,
  *    kernel's freerun ceiling: a lone copy to a fast disk keeps the flusher and the device
  *    streaming, and no light writer is being throttled meanwhile. Above
  *    the ceiling the kernel starts pacing every writer, light ones too,
- *    and keeping them out of that is what pwthrottle is for;
+ *    and keeping them out of that is what pwthrottle is for; unless the
+ *    device writes its whole backlog within PWT_FAST_DRAIN_MS, where that
+ *    pacing is brief;
  *  - otherwise, and with the bandwidth not measured yet, the 2005 rule of
  *    pwt_decide(), with its hysteresis.
  * @window_ms is the prediction window: @future covers two of them.

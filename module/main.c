@@ -52,7 +52,9 @@
  * writeback pages stay below the kernel's freerun ceiling (halfway from
  * the background to the dirty threshold): below it balance_dirty_pages()
  * paces no one, above it every writer, light ones too, which is what we
- * are here to prevent. And a writer predicted to dirty
+ * are here to prevent; past it only if the device writes everything
+ * queued on it within 200 ms, the kernel's longest pause, so that its
+ * pacing is brief (pwt_decide_dev()). And a writer predicted to dirty
  * more than its congested device can write over the same two windows is
  * one at once, whatever the memory size. Other cases, and a device whose
  * bandwidth the kernel has not measured yet, are the 2005 rule's.
