@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # The fast path's cost: 4 KiB pwrite()s over a cached 32 MiB file, far below
 # the dirty limits, so every write goes through the hook and none is ever
-# throttled. Alternated runs in one boot: stock (not loaded), pwthrottle
-# (loaded, default knobs) and off (loaded, dirty_ratio_centisecs=0: the
-# ftrace redirect and the SRCU section only).
+# throttled. Alternated runs in one boot: stock (not loaded), the floors
+# any hook of the function pays (with vm-run --module .../pwt_conflict.ko:
+# empty, an ftrace_ops that does nothing; redirect, an IPMODIFY ops that
+# sends each call straight into the original's body), pwthrottle (loaded,
+# default knobs) and off (loaded, dirty_ratio_centisecs=0: the redirect to
+# pwthrottle's wrapper and its SRCU section only).
 #
 # Meant for "scripts/vm-run --accel icount --smp 1": the guest clock then
 # counts executed instructions, so ns_per_write is instructions per write,
@@ -11,11 +14,12 @@
 # it. Under plain TCG it is wall time and noisy.
 #
 # Machine-readable lines on fd 3:
-#   OVERHEAD series=6.1 mode=stock|pwthrottle|off run=2 ns_per_write=4210.5 calls=8192
+#   OVERHEAD series=6.1 mode=stock|empty|redirect|pwthrottle|off run=2 ns_per_write=4210.5 calls=8192
 . /pwt/lib.sh
 
 RUNS=${1:-3}
 PASSES=5
+CKO=/lib/modules/extra/pwt_conflict.ko
 mount_scratch
 dd if=/dev/zero of=/mnt/ov bs=1M count=32 2>/dev/null
 sync
@@ -30,6 +34,14 @@ rewrite > /dev/null
 r=1
 while [ "$r" -le "$RUNS" ]; do
 	say "OVERHEAD series=$SERIES mode=stock run=$r ns_per_write=$(rewrite) calls=0"
+	for floor in empty redirect; do
+		[ -f $CKO ] || break
+		expect "overhead_${floor}_loads_$r" "insmod pwt_conflict mode=$floor" \
+			insmod $CKO mode=$floor
+		grep -q '^pwt_conflict ' /proc/modules || continue
+		say "OVERHEAD series=$SERIES mode=$floor run=$r ns_per_write=$(rewrite) calls=0"
+		rmmod pwt_conflict
+	done
 	load
 	c0=$(stat_of calls)
 	ns=$(rewrite)
