@@ -93,23 +93,25 @@ kill $hog 2> /dev/null
 wait $hog
 echo 0 > $TR/events/pwthrottle/pwt_throttle/enable
 grep ' pwt_throttle: ' $TR/trace > /tmp/stick.trace
-# The events' own view: the bound is inflight_ms (100) of the bandwidth.
-bad=$(awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
-	if (f["bw"] > 0 && f["limit"] > f["bw"] / 10 + 1 && f["limit"] > 64) print }' /tmp/stick.trace | wc -l)
+# The events' own view: the bound is inflight_ms of the bandwidth (or the
+# smallest bound, four 16-page chunks).
+inflight=$(cat $PARAMS/inflight_ms)
+bad=$(awk -v ms="$inflight" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+	if (f["bw"] > 0 && f["limit"] > f["bw"] * ms / 1000 + 1 && f["limit"] > 64) print }' /tmp/stick.trace | wc -l)
 nev=$(grep -c ' bw=[1-9]' /tmp/stick.trace)
 log "stick: writeback samples (kB): $(tr '\n' ' ' < /tmp/stick.wb)"
 log "stick: wait ends: $(sed -n 's/.* reason=\([a-z_]*\) .*/\1/p' /tmp/stick.trace | sort | uniq -c | tr '\n' ' ')"
 sed -n '1p;$p' /tmp/stick.trace | sed 's/^/# /'
-log "stick: hog throttles ${hthr:-none}; bandwidth $bw_kbps kBps; peak BdiWriteback $peak kB; 75th percentile $p75 kB; $nev throttle events with a known bandwidth, $bad with a bound over 100 ms"
+log "stick: hog throttles ${hthr:-none}; bandwidth $bw_kbps kBps; peak BdiWriteback $peak kB; 75th percentile $p75 kB; $nev throttle events with a known bandwidth, $bad with a bound over $inflight ms"
 log "stick: light writer on the fast disk: over ${lover:-none}, throttles ${lthr:-none}; $(cat /tmp/light.out)"
 expect stick_hog_caught "hog on the stick throttled (${hthr:-none})" [ "${hthr:-0}" -gt 0 ]
-expect stick_bound_is_time "throttle events with a known bandwidth: $nev, with a bound over 100 ms of it: $bad" \
+expect stick_bound_is_time "throttle events with a known bandwidth: $nev, with a bound over $inflight ms of it: $bad" \
 	[ "$nev" -gt 0 -a "$bad" = 0 ]
-# Sampled from outside: 100 ms of the stick's bandwidth, doubled for the
-# estimate's lag and the flusher's own writeback of the hog's file. (Four
-# 2 MiB chunks, 0.1.0's bound, are 300 ms at this speed.)
-lim=$(( bw_kbps / 5 ))
-expect stick_inflight_bounded "writeback on the stick, 75th percentile of 32 samples: $p75 kB <= $lim kB (200 ms of $bw_kbps kBps)" \
+# Sampled from outside: inflight_ms of the stick's bandwidth, doubled for
+# the estimate's lag and the flusher's own writeback of the hog's file.
+# (Four 2 MiB chunks, 0.1.0's bound, are 300 ms at this speed.)
+lim=$(( bw_kbps * 2 * inflight / 1000 ))
+expect stick_inflight_bounded "writeback on the stick, 75th percentile of 32 samples: $p75 kB <= $lim kB ($((2 * inflight)) ms of $bw_kbps kBps)" \
 	[ "$p75" -le "$lim" ]
 expect stick_light_passes "10 MB writer on the fast disk: over=${lover:-none} throttles=${lthr:-none}, want 0 0" \
 	[ "$lover" = 0 -a "$lthr" = 0 ]
