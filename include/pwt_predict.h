@@ -49,7 +49,8 @@ void pwt_pred_account(struct pwt_pred *p, unsigned long now,
 /*
  * Has the task not dirtied anything for at least one whole @window? Every
  * pwt_pred_account() leaves last_decay less than a window behind its @now,
- * so "now - last_decay >= 2 windows" means no call for over a window. An
+ * so "now - last_decay >= 2 windows" means no pages accounted for over a
+ * window (the module accounts them at its decisions). An
  * idle entry's prediction has at least halved; dropping it loses little.
  * With @window == 0 (pwthrottle off) every entry is idle.
  */

@@ -117,9 +117,11 @@ static void pwt_task_unhash(struct pwt_task *t)
 }
 
 /*
- * Has @t's owner dirtied nothing for a window? Read without the owner's
- * cooperation: a stale value only makes an entry look busy or idle one
- * call early, and an evicted owner simply starts a new entry.
+ * Has @t's owner reached no decision for a window (its pages go into the
+ * prediction at decisions, every ratelimit_pages: fewer than that, and it
+ * is as good as idle)? Read without the owner's cooperation: a stale value
+ * only makes an entry look busy or idle one call early, and an evicted
+ * owner simply starts a new entry.
  */
 static bool pwt_task_idle(const struct pwt_task *t, unsigned long now)
 {
