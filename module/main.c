@@ -106,9 +106,11 @@
  * would also count O_DIRECT and never shrinks on redirty.)
  *
  * Costs on the hot path: an SRCU read lock (per-CPU), an RCU hash lookup by
- * pid, and a few adds on the task's own entry; every ratelimit_pages pages
- * (8 once over) a decision takes the group's lock and reads four vmstat
- * counters and the device's bandwidth and two per-CPU counters. No other
+ * pid, and a page count on the task's own entry; every ratelimit_pages
+ * pages (8 once over) a decision adds them to the prediction, takes the
+ * group's lock and reads four vmstat counters and the device's bandwidth
+ * and two per-CPU counters (make bench: 254 instructions per 4 KiB write
+ * on 6.12, of which 95 any redirecting ftrace hook costs). No other
  * shared cacheline is written: statistics are per CPU. The trace events of
  * include/pwt_trace.h (pwthrottle:pwt_decision at each decision,
  * pwthrottle:pwt_throttle after each forced writeback) are a static branch
