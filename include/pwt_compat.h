@@ -70,6 +70,22 @@
 #endif
 
 /*
+ * PWT_BODY_JUMP(name, prefix): a function @name that jumps into
+ * balance_dirty_pages_ratelimited_flags() past its ftrace site, so the
+ * call is not redirected again. @prefix goes first: "" for a stub only
+ * ever jumped to directly, ASM_ENDBR for one whose address is taken.
+ */
+#define PWT_BODY_JUMP(name, prefix)					\
+	asm(".pushsection .text, \"ax\"\n"				\
+	    ".type " #name ", @function\n"				\
+	    #name ":\n"							\
+	    prefix							\
+	    "\tjmp balance_dirty_pages_ratelimited_flags + "		\
+	    __stringify(PWT_BODY_OFFSET) "\n"				\
+	    ".size " #name ", . - " #name "\n"				\
+	    ".popsection\n")
+
+/*
  * The bdi_writeback an inode writes back through. With cgroup writeback
  * (Debian's configs) inode->i_wb is NULL until the inode is attached on
  * its first dirtied folio, and the hook runs before a write dirties its

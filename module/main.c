@@ -390,12 +390,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
  * pwt_prologue_expected() verifies the layout before the hook goes live.
  */
 int pwt_call_original(struct address_space *mapping, unsigned int flags);
-asm(".pushsection .text, \"ax\"\n"
-	".type pwt_call_original, @function\n"
-	"pwt_call_original:\n"
-	"\tjmp balance_dirty_pages_ratelimited_flags + " __stringify(PWT_BODY_OFFSET) "\n"
-	".size pwt_call_original, . - pwt_call_original\n"
-	".popsection\n");
+PWT_BODY_JUMP(pwt_call_original, "");
 
 /*
  * Where every call to balance_dirty_pages_ratelimited_flags() lands. Runs

@@ -41,13 +41,7 @@ static void notrace pwt_conflict_thunk(unsigned long ip, unsigned long parent_ip
  * kernels it starts with ENDBR like any function whose address is taken.
  */
 int pwt_conflict_body(struct address_space *mapping, unsigned int flags);
-asm(".pushsection .text, \"ax\"\n"
-	".type pwt_conflict_body, @function\n"
-	"pwt_conflict_body:\n"
-	ASM_ENDBR
-	"\tjmp balance_dirty_pages_ratelimited_flags + " __stringify(PWT_BODY_OFFSET) "\n"
-	".size pwt_conflict_body, . - pwt_conflict_body\n"
-	".popsection\n");
+PWT_BODY_JUMP(pwt_conflict_body, ASM_ENDBR);
 
 static void notrace pwt_conflict_redirect(unsigned long ip, unsigned long parent_ip,
 					  struct ftrace_ops *ops, struct ftrace_regs *fregs)
