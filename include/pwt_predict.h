@@ -205,6 +205,20 @@ bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 #define PWT_MIN_CHUNK 16	/* 64 KiB: smaller I/O costs more than it saves */
 u64 pwt_inflight_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk);
 u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk);
+/*
+ * Pages to queue at once: two chunks, or twice what the task's last write
+ * dirtied (@last_write) when that is more than a chunk. Writeback goes by
+ * whole folios, and kernels that give a 1 MiB write one 1 MiB folio (ext4
+ * since 6.16) let a copy dirty more than a chunk between two of our calls:
+ * two chunks then wrote one folio per folio dirtied, and a backlog built
+ * before the copy was caught never drained (7.3, 20 MiB/s: 58 MB dirty for
+ * as long as the copy ran, the 2005 loop beside it 2.2x slower than alone).
+ * Such a writer's in-flight writeback is then up to three of its folios,
+ * whatever inflight_ms says. @last_write counts as at most
+ * PWT_MAX_FOLIO_PAGES: a larger count is not one folio.
+ */
+#define PWT_MAX_FOLIO_PAGES 512	/* 2 MiB: x86-64's largest page-cache folio */
+u64 pwt_queue_pages(u64 chunk, u64 last_write);
 
 /*
  * Microseconds until @d has written @excess pages at its bandwidth: how

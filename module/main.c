@@ -60,22 +60,23 @@
  * bandwidth the kernel has not measured yet, are the 2005 rule's.
  *
  * A predicted over-dirtier pays for what it dirties by writing back, in its
- * own context: every chunk it dirties, it starts writeback of two chunks
- * of the file it is writing (two, so a backlog built up before the
- * prediction caught up drains), waiting before and after, killably and for
- * at most max_pause_ms, until its device has no more than half of
- * inflight_ms (100 ms) of its bandwidth under writeback. A chunk is a
- * quarter of that bound (at most write_chunk_pages): the device always has
- * 50 ms to write while the task dirties the next chunk, so it loses no
- * bandwidth, and another task's fsync, journal commit or truncate queues
- * behind at most 100 ms of the hog's I/O, on a 20 MiB/s stick as on an
- * NVMe disk. The wait before queueing makes several over-dirtiers of one
- * device (a threaded copier) take turns within the bound instead of
- * stacking on it. (In its
- * own context rather than by leaving the pages to the flusher: the flusher
- * starts only at the background threshold and writes whatever is oldest,
- * so the hog's footprint would grow to that threshold, which is what we
- * are avoiding.)
+ * own context: every chunk it dirties, it starts writeback of two chunks of
+ * the file it is writing (two, so a backlog built up before the prediction
+ * caught up drains; twice its last write where that dirtied more, a large
+ * folio, which writeback takes whole: pwt_queue_pages()), waiting before
+ * and after, killably and for at most max_pause_ms, until its device has no
+ * more than half of inflight_ms (100 ms) of its bandwidth under writeback.
+ * A chunk is a quarter of that bound (at most write_chunk_pages): the
+ * device always has 50 ms to write while the task dirties the next chunk,
+ * so it loses no bandwidth, and another task's fsync, journal commit or
+ * truncate queues behind at most 100 ms of the hog's I/O, on a 20 MiB/s
+ * stick as on an NVMe disk (or three of its folios, where they are larger:
+ * a 1 MiB folio is 50 ms of such a stick). The wait before queueing makes
+ * several over-dirtiers of one device (a threaded copier) take turns within
+ * the bound instead of stacking on it. (In its own context rather than by
+ * leaving the pages to the flusher: the flusher starts only at the
+ * background threshold and writes whatever is oldest, so the hog's
+ * footprint would grow to that threshold, which is what we are avoiding.)
  * If the device has absorbed our two chunks at once (a quarter of the
  * bound or less under writeback right after), it keeps up with this
  * writer: the task stops being over. If the waits run out of time with
@@ -217,11 +218,10 @@ static bool pwt_may_writeback(struct address_space *mapping)
 }
 
 static void pwt_force_writeback(struct pwt_task *t, struct address_space *mapping,
-				u64 future, long chunk, bool hog)
+				u64 future, long chunk, u64 last_write, bool hog)
 {
 	struct writeback_control wbc = {
 		.sync_mode	= WB_SYNC_NONE,
-		.nr_to_write	= 2 * chunk,
 		.range_cyclic	= 1,
 		.range_start	= 0,
 		.range_end	= LLONG_MAX,
@@ -231,7 +231,7 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	u64 t0 = ktime_get_ns();
 	enum pwt_wait_end end;
 	struct pwt_dev d;
-	long written = 0;
+	long queued, written = 0;
 	u64 held, limit;
 
 	/* Busy entries are never evicted (pwt_task_idle()). */
@@ -249,8 +249,10 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		 * recorded in the mapping (mapping_set_error()) for the
 		 * application's fsync() to report, and nothing here consumes it.
 		 */
+		queued = pwt_queue_pages(chunk, last_write);
+		wbc.nr_to_write = queued;
 		pwt_fdatawrite_wbc(mapping, &wbc);
-		written = max(2 * chunk - wbc.nr_to_write, 0L);
+		written = max(queued - wbc.nr_to_write, 0L);
 		/*
 		 * The device took what we queued without a queue building
 		 * up: it keeps up with this writer, which is no over-dirtier
@@ -374,7 +376,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 		pwt_stat_add(skipped, 1);
 		return 0;
 	}
-	pwt_force_writeback(t, mapping, future, chunk,
+	pwt_force_writeback(t, mapping, future, chunk, delta,
 			    pwt_hold_again(&g, &d, future, window_ms));
 	return 0;
 }

@@ -162,6 +162,13 @@ u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk)
 	return chunk < PWT_MIN_CHUNK ? PWT_MIN_CHUNK : chunk;
 }
 
+u64 pwt_queue_pages(u64 chunk, u64 last_write)
+{
+	if (last_write > PWT_MAX_FOLIO_PAGES)
+		last_write = PWT_MAX_FOLIO_PAGES;
+	return 2 * (last_write > chunk ? last_write : chunk);
+}
+
 u64 pwt_drain_us(const struct pwt_dev *d, u64 excess, u64 min_us, u64 max_us)
 {
 	u64 us;

@@ -456,6 +456,29 @@ static void writeback_sized_by_time(void)
 	      (unsigned long long)pwt_drain_us(&slow, 51, 1000, 20000));
 }
 
+static void large_folios_drain_too(void)
+{
+	struct pwt_dev slow = { .bw = SLOW_BW };
+	u64 chunk = pwt_chunk_pages(&slow, 100, 512);
+	u64 small = pwt_chunk_pages(&slow, 25, 512);
+
+	/* Page-sized folios: two chunks, as the bound's design says. */
+	CHECK(pwt_queue_pages(chunk, 1) == 2 * chunk, "4 KiB writes");
+	CHECK(pwt_queue_pages(chunk, chunk) == 2 * chunk, "a chunk per write");
+	/*
+	 * A 1 MiB folio per write (256 pages; a chunk is 128, 32 at
+	 * inflight_ms=25): two of them per folio dirtied, or the backlog
+	 * never shrinks.
+	 */
+	CHECK(pwt_queue_pages(chunk, 256) == 512, "1 MiB folios: %llu",
+	      (unsigned long long)pwt_queue_pages(chunk, 256));
+	CHECK(pwt_queue_pages(small, 256) == 512, "1 MiB folios, 25 ms");
+	/* More than a folio's worth is not one folio: at most two 2 MiB. */
+	CHECK(pwt_queue_pages(chunk, 100000) == 2 * PWT_MAX_FOLIO_PAGES, "capped");
+	CHECK(pwt_queue_pages(chunk, UINT64_MAX) == 2 * PWT_MAX_FOLIO_PAGES, "no overflow");
+	CHECK(pwt_queue_pages(4096, 100000) == 8192, "a larger chunk stands");
+}
+
 int main(void)
 {
 	run("steady_writer_converges_to_two_windows", steady_writer_converges_to_two_windows);
@@ -478,5 +501,6 @@ int main(void)
 	run("freerun_ceiling", freerun_ceiling);
 	run("unknown_bandwidth_is_2005", unknown_bandwidth_is_2005);
 	run("writeback_sized_by_time", writeback_sized_by_time);
+	run("large_folios_drain_too", large_folios_drain_too);
 	return failures ? 1 : 0;
 }
