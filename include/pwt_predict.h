@@ -197,7 +197,8 @@ bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
  * waits behind no more than that: the task waits until half of it is left,
  * then queues two chunks of a quarter each when it has dirtied one more.
  * The device always has half the bound to write while the task dirties;
- * two chunks per chunk dirtied drain a backlog built before it was caught.
+ * two chunks per chunk dirtied drain a backlog built before it was caught
+ * (two folios per folio where a folio is larger: pwt_queue_pages()).
  * @max_chunk caps a chunk (write_chunk_pages). With the bandwidth unknown,
  * four chunks of @max_chunk (0.1.0's "wait for two chunks, queue two").
  */

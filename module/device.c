@@ -54,14 +54,15 @@ void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
 /*
  * Wait while the device has more than half of inflight_ms of its bandwidth
  * under writeback (pwt_inflight_pages()); the caller waits so before it
- * queues two chunks of a quarter each, and after. Before: several
- * over-dirtiers of one device (a threaded copier's threads) each look for
- * room just before they queue, so they take turns within the bound instead
- * of all queueing their two chunks on top of each other's. After: the task
- * dirties its next chunk only once the device is down to half the bound,
- * so it never gets more than that ahead; the device never idles, and other
- * tasks' I/O queues behind no more than inflight_ms of ours (the flusher's
- * own writeback of a backlog comes on top, until it has drained).
+ * queues two chunks of a quarter each (pwt_queue_pages()), and after.
+ * Before: several over-dirtiers of one device (a threaded copier's threads)
+ * each look for room just before they queue, so they take turns within the
+ * bound instead of all queueing their two chunks on top of each other's.
+ * After: the task dirties its next chunk only once the device is down to
+ * half the bound, so it never gets more than that ahead; the device never
+ * idles, and other tasks' I/O queues behind no more than inflight_ms of
+ * ours (the flusher's own writeback of a backlog comes on top, until it has
+ * drained).
  *
  * Nothing in the kernel wakes a waiter when a wb's writeback count falls,
  * and the waits that exist (a folio's writeback bit) have no timeout and
