@@ -77,8 +77,9 @@ unit: build/unit/test_predict
 
 tools: build/tools/pwt-writer
 
+# make check T="device writers": only these concerns (see scripts/check).
 check:
-	scripts/check
+	PWT_TESTS="$(T)" scripts/check
 
 lint:
 	scripts/lint
