@@ -222,6 +222,34 @@ u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk);
 u64 pwt_queue_pages(u64 chunk, u64 last_write);
 
 /*
+ * Did the device absorb an over-dirtier's forced writeback as fast as it
+ * was queued? The task queued @written pages, a chunk or more, and right
+ * after a quarter of the bound (one chunk) or less is under writeback on
+ * @d and half of it or less waits there at all (dirty pages of every file
+ * included, so a hog of many small files is not let go for the one it just
+ * wrote).
+ */
+bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,
+		      u64 max_chunk);
+
+/*
+ * Count a forced writeback the device absorbed (@absorbed) or not in
+ * *@rounds, the task's run of them; true when the run reaches
+ * PWT_KEPT_UP_ROUNDS, and the count starts again. Then the device keeps up
+ * with the task, which is no over-dirtier of it. One round is not enough:
+ * a device that stalled, or the guest that did, completes its whole queue
+ * at once afterwards (QEMU's throttle lets a stall's worth through; a USB
+ * stick's write cache takes a burst, then slows down), and a hog let go
+ * for it queued 19-38 MB on a 20 MiB/s stick before the device rule caught
+ * it again, a second and more that every fsync there waits behind
+ * (device.sh, 6.12: one in 150-300 rounds). On a device that does keep up,
+ * the two rounds more cost two more pairs of chunks written in the task's
+ * own context, a few milliseconds.
+ */
+#define PWT_KEPT_UP_ROUNDS 3
+bool pwt_kept_up(unsigned char *rounds, bool absorbed);
+
+/*
  * Microseconds until @d has written @excess pages at its bandwidth: how
  * long to sleep before looking again, clamped to [@min_us, @max_us].
  */

@@ -118,22 +118,16 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 }
 
 /*
- * We queued @written pages, a chunk or more, and right after, a quarter of
- * the bound or less is under writeback and half of it or less waits on the
- * device at all (dirty pages of every file included, so a hog of many small
- * files is not let go for the one it just wrote): the device absorbs our
- * writeback as fast as we queue it. It keeps up; the caller stops treating
- * the task as over. *@d is read again, *@limit recomputed.
+ * Read *@d again after a forced writeback of @written pages, recompute
+ * *@limit, and tell whether the device absorbed them (pwt_dev_absorbed()).
  */
-bool pwt_dev_kept_up(struct inode *inode, long written, struct pwt_dev *d,
-		     u64 *limit)
+bool pwt_dev_absorbed_now(struct inode *inode, long written, struct pwt_dev *d,
+			  u64 *limit)
 {
 	u64 inflight_ms = READ_ONCE(pwt_inflight_ms.val);
 	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
 
 	pwt_read_dev(inode, d);
 	*limit = pwt_inflight_pages(d, inflight_ms, max_chunk);
-	return written >= (long)pwt_chunk_pages(d, inflight_ms, max_chunk) &&
-	       d->writeback <= *limit / PWT_CHUNKS_IN_FLIGHT &&
-	       d->backlog <= *limit / 2;
+	return pwt_dev_absorbed(d, written, inflight_ms, max_chunk);
 }

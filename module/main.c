@@ -78,16 +78,18 @@
  * background threshold and writes whatever is oldest, so the hog's
  * footprint would grow to that threshold, which is what we are avoiding.)
  * If the device has absorbed our two chunks at once (a quarter of the
- * bound or less under writeback right after), it keeps up with this
- * writer: the task stops being over. If the waits run out of time with
- * the device still full, a task whose own dirtying fills it (a hog of its
- * device, or a prediction of a quarter of the threshold) queues nothing
- * and is held again after its next 8 pages, as balance_dirty_pages()
- * pauses again and again; a light writer over only because others filled
- * memory is held again only after its next chunk. The dirty
- * budget stays free for light writers, which run at memory speed. Without
- * dirty memory to write, nobody is throttled: the "!nr_reclaimable" escape
- * that kept 2005's version from wedging lone writers.
+ * bound or less under writeback right after) three times in a row, it
+ * keeps up with this writer: the task stops being over. (Once is luck: a
+ * device or guest that stalled completes its queue at once afterwards.)
+ * If the waits run out of time with the device still full, a task whose
+ * own dirtying fills it (a hog of its device, or a prediction of a quarter
+ * of the threshold) queues nothing and is held again after its next 8
+ * pages, as balance_dirty_pages() pauses again and again; a light writer
+ * over only because others filled memory is held again only after its
+ * next chunk. The dirty budget stays free for light writers, which run at
+ * memory speed. Without dirty memory to write, nobody is throttled: the
+ * "!nr_reclaimable" escape that kept 2005's version from wedging lone
+ * writers.
  *
  * Where pwthrottle sits: every caller that dirties page cache calls
  * balance_dirty_pages_ratelimited_flags() (balance_dirty_pages_ratelimited()
@@ -255,17 +257,23 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		written = max(queued - wbc.nr_to_write, 0L);
 		/*
 		 * The device took what we queued without a queue building
-		 * up: it keeps up with this writer, which is no over-dirtier
-		 * of it. (It is caught again if its device congests; see
-		 * pwt_decide_dev().)
+		 * up, PWT_KEPT_UP_ROUNDS times in a row: it keeps up with
+		 * this writer, which is no over-dirtier of it. (It is caught
+		 * again if its device congests; see pwt_decide_dev().) Else
+		 * wait; at once done if it absorbed this round.
 		 */
-		if (pwt_dev_kept_up(mapping->host, written, &d, &limit)) {
+		if (pwt_kept_up(&t->kept_up,
+				pwt_dev_absorbed_now(mapping->host, written,
+						     &d, &limit))) {
 			end = PWT_WAIT_KEPT_UP;
 			WRITE_ONCE(t->over, false);
 		} else {
 			end = pwt_wait_device(mapping->host, future, deadline,
 					      &d, &limit);
 		}
+	} else {
+		/* The device was full: no round absorbed. */
+		t->kept_up = 0;
 	}
 	WRITE_ONCE(t->busy, false);
 	held = ktime_get_ns() - t0;
@@ -363,6 +371,9 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	window_ms = READ_ONCE(pwt_ratio_centisecs) * 10;
 	throttle = pwt_decide_dev(&g, &d, future, window_ms, &over);
 	WRITE_ONCE(t->over, over);
+	/* Rounds the device absorbed count while over: a new verdict starts anew. */
+	if (!over)
+		t->kept_up = 0;
 	trace_pwt_decision(future, dirtied, &g, &d, over, throttle);
 	chunk = pwt_chunk_pages(&d, READ_ONCE(pwt_inflight_ms.val),
 				READ_ONCE(pwt_write_chunk_pages.val));

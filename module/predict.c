@@ -169,6 +169,28 @@ u64 pwt_queue_pages(u64 chunk, u64 last_write)
 	return 2 * (last_write > chunk ? last_write : chunk);
 }
 
+bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,
+		      u64 max_chunk)
+{
+	u64 limit = pwt_inflight_pages(d, inflight_ms, max_chunk);
+
+	return written >= pwt_chunk_pages(d, inflight_ms, max_chunk) &&
+	       d->writeback <= limit / PWT_CHUNKS_IN_FLIGHT &&
+	       d->backlog <= limit / 2;
+}
+
+bool pwt_kept_up(unsigned char *rounds, bool absorbed)
+{
+	if (!absorbed) {
+		*rounds = 0;
+		return false;
+	}
+	if (++*rounds < PWT_KEPT_UP_ROUNDS)
+		return false;
+	*rounds = 0;
+	return true;
+}
+
 u64 pwt_drain_us(const struct pwt_dev *d, u64 excess, u64 min_us, u64 max_us)
 {
 	u64 us;

@@ -112,6 +112,7 @@ struct pwt_task {
 	unsigned int since_writeback;	/* pages since the last forced writeback */
 	bool over;		/* last decision: predicted over-dirtier */
 	bool busy;		/* in forced writeback: no re-entry */
+	unsigned char kept_up;	/* forced writebacks in a row the device absorbed */
 
 	u64 throttles;
 	u64 forced_pages;
@@ -188,8 +189,8 @@ struct inode;
 void pwt_read_dev(struct inode *inode, struct pwt_dev *d);
 enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 				  ktime_t deadline, struct pwt_dev *d, u64 *limit);
-bool pwt_dev_kept_up(struct inode *inode, long written, struct pwt_dev *d,
-		     u64 *limit);
+bool pwt_dev_absorbed_now(struct inode *inode, long written, struct pwt_dev *d,
+			  u64 *limit);
 
 /* --- debugfs.c --- */
 void pwt_debugfs_init(void);

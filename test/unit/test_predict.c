@@ -479,6 +479,46 @@ static void large_folios_drain_too(void)
 	CHECK(pwt_queue_pages(4096, 100000) == 8192, "a larger chunk stands");
 }
 
+static void kept_up_takes_rounds_in_a_row(void)
+{
+	struct pwt_dev d = { .bw = SLOW_BW };
+	u64 limit = pwt_inflight_pages(&d, 100, 512);
+	u64 chunk = pwt_chunk_pages(&d, 100, 512);
+	unsigned char rounds = 0;
+	int i, let_go = 0;
+
+	/* Absorbed: a chunk or more written, a chunk left under writeback. */
+	d.writeback = limit / PWT_CHUNKS_IN_FLIGHT;
+	d.backlog = limit / 2;
+	CHECK(pwt_dev_absorbed(&d, chunk, 100, 512), "a round absorbed");
+	CHECK(!pwt_dev_absorbed(&d, chunk - 1, 100, 512), "less than a chunk written");
+	d.writeback++;
+	CHECK(!pwt_dev_absorbed(&d, 2 * chunk, 100, 512), "more than a chunk in flight");
+	d.writeback = 0;
+	d.backlog = limit / 2 + 1;
+	CHECK(!pwt_dev_absorbed(&d, 2 * chunk, 100, 512), "other files' dirty pages wait");
+	d.backlog = 0;
+	d.bw = 0;
+	CHECK(pwt_dev_absorbed(&d, 512, 100, 512), "unknown bandwidth: four chunks");
+
+	/* A held hog: now and then one lucky round, never let go. */
+	for (i = 0; i < 1000; i++)
+		let_go += pwt_kept_up(&rounds, i % 7 == 0);
+	CHECK(!let_go, "one absorbed round in seven let it go %d times", let_go);
+	rounds = 0;
+	for (i = 0; i < 1000; i++)
+		let_go += pwt_kept_up(&rounds, i % 3 != 0);
+	CHECK(!let_go, "two in a row let it go %d times", let_go);
+	/* A device that keeps up: let go on the third round, and anew after. */
+	rounds = 0;
+	CHECK(!pwt_kept_up(&rounds, true) && !pwt_kept_up(&rounds, true),
+	      "two rounds");
+	CHECK(pwt_kept_up(&rounds, true), "the third lets it go");
+	CHECK(rounds == 0, "and counts anew: %u", rounds);
+	CHECK(!pwt_kept_up(&rounds, true), "one round after");
+	CHECK(!pwt_kept_up(&rounds, false) && rounds == 0, "a full device resets");
+}
+
 int main(void)
 {
 	run("steady_writer_converges_to_two_windows", steady_writer_converges_to_two_windows);
@@ -502,5 +542,6 @@ int main(void)
 	run("unknown_bandwidth_is_2005", unknown_bandwidth_is_2005);
 	run("writeback_sized_by_time", writeback_sized_by_time);
 	run("large_folios_drain_too", large_folios_drain_too);
+	run("kept_up_takes_rounds_in_a_row", kept_up_takes_rounds_in_a_row);
 	return failures ? 1 : 0;
 }
