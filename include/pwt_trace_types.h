@@ -7,14 +7,13 @@
  * How a forced writeback's waits for the device (before and after queueing
  * two chunks) ended: the device is down to half of inflight_ms of its
  * bandwidth under writeback (DONE); it was at a quarter of it right after
- * our chunks were queued, with little else waiting, for the third
- * forced writeback in a row, so it keeps up with the task (KEPT_UP, no
- * second wait); max_pause_ms for both (DEADLINE; the
- * task is held again after its next few pages); the task is no longer over
- * or has nothing dirty left to write (NOT_OVER), a fatal signal (KILLED),
- * rmmod began (UNLOADING). Nothing is queued if the first wait ends
- * otherwise than DONE. Values are an interface (tools/pwtop): append
- * only.
+ * our chunks were queued, with little else waiting, for the third forced
+ * writeback in a row, so it keeps up with the task (KEPT_UP, no second
+ * wait); max_pause_ms for both (DEADLINE; the task is held again after its
+ * next few pages); the task is no longer over or has nothing dirty left to
+ * write (NOT_OVER), a fatal signal (KILLED), rmmod began (UNLOADING).
+ * Nothing is queued if the first wait ends otherwise than DONE. Values are
+ * an interface (tools/pwtop): append only.
  */
 enum pwt_wait_end {
 	PWT_WAIT_DONE,

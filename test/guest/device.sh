@@ -139,7 +139,7 @@ sync
 # the stick's bandwidth, not the first, taken before the copy began), it
 # stays so: no later sample over half a second of it. (A copy let go after
 # one burst QEMU's throttle let through queued 19-38 MB again before the
-# device rule caught it: 6.12, 0.2.0.)
+# device rule caught it: 6.12, 2093fa8.)
 : > /tmp/stick.q
 setsid $PWT_W /stick/hog 3000 -t 18 > /dev/null &
 hog=$!
