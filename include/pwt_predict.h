@@ -225,9 +225,15 @@ u64 pwt_queue_pages(u64 chunk, u64 last_write);
  * Did the device absorb an over-dirtier's forced writeback as fast as it
  * was queued? The task queued @written pages, a chunk or more, and right
  * after a quarter of the bound (one chunk) or less is under writeback on
- * @d and half of it or less waits there at all (dirty pages of every file
- * included, so a hog of many small files is not let go for the one it just
- * wrote).
+ * @d, and what waits there at all (dirty pages of every file included, so
+ * a hog of many small files is not let go for the one it just wrote) is
+ * half the bound or less, or written within PWT_FAST_DRAIN_MS: the backlog
+ * below which pwt_decide_dev() would not have caught the task. Not only
+ * half the bound: a fast disk's flusher keeps about a quarter second of it
+ * dirty (trixie's 6.12, 280 MB/s: 60-70 MB), and a copy caught there after
+ * a stall of the disk was held for 30 rounds, until it had written that
+ * down to 14 MB; then the disk wrote at half its rate for 0.4 s while the
+ * pool refilled to where the flusher works. Now 10 rounds, 0.1 s.
  */
 bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,
 		      u64 max_chunk);

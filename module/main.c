@@ -78,9 +78,11 @@
  * background threshold and writes whatever is oldest, so the hog's
  * footprint would grow to that threshold, which is what we are avoiding.)
  * If the device has absorbed our two chunks at once (a quarter of the
- * bound or less under writeback right after) three times in a row, it
- * keeps up with this writer: the task stops being over. (Once is luck: a
- * device or guest that stalled completes its queue at once afterwards.)
+ * bound or less under writeback right after, and no more waiting on it
+ * than it writes in 200 ms, where the device rule would not have caught
+ * the task) three times in a row, it keeps up with this writer: the task
+ * stops being over. (Once is luck: a device or guest that stalled
+ * completes its queue at once afterwards.)
  * If the waits run out of time with the device still full, a task whose
  * own dirtying fills it (a hog of its device, or a prediction of a quarter
  * of the threshold) queues nothing and is held again after its next 8

@@ -176,7 +176,8 @@ bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,
 
 	return written >= pwt_chunk_pages(d, inflight_ms, max_chunk) &&
 	       d->writeback <= limit / PWT_CHUNKS_IN_FLIGHT &&
-	       d->backlog <= limit / 2;
+	       (d->backlog <= limit / 2 ||
+		d->backlog <= pwt_dev_pages(d, PWT_FAST_DRAIN_MS));
 }
 
 bool pwt_kept_up(unsigned char *rounds, bool absorbed)

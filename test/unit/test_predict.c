@@ -495,8 +495,9 @@ static void kept_up_takes_rounds_in_a_row(void)
 	d.writeback++;
 	CHECK(!pwt_dev_absorbed(&d, 2 * chunk, 100, 512), "more than a chunk in flight");
 	d.writeback = 0;
-	d.backlog = limit / 2 + 1;
-	CHECK(!pwt_dev_absorbed(&d, 2 * chunk, 100, 512), "other files' dirty pages wait");
+	d.backlog = pwt_dev_pages(&d, PWT_FAST_DRAIN_MS) + 1;
+	CHECK(!pwt_dev_absorbed(&d, 2 * chunk, 100, 512),
+	      "over 200 ms of other files' dirty pages wait");
 	d.backlog = 0;
 	d.bw = 0;
 	CHECK(pwt_dev_absorbed(&d, 512, 100, 512), "unknown bandwidth: four chunks");
@@ -517,6 +518,37 @@ static void kept_up_takes_rounds_in_a_row(void)
 	CHECK(rounds == 0, "and counts anew: %u", rounds);
 	CHECK(!pwt_kept_up(&rounds, true), "one round after");
 	CHECK(!pwt_kept_up(&rounds, false) && rounds == 0, "a full device resets");
+}
+
+/*
+ * A lone copy to a fast disk, caught past the freerun ceiling after a stall
+ * of the guest (trixie's 6.12, 280 MB/s; its flusher keeps 60-70 MB dirty):
+ * let go at the backlog where the decision would not have caught it, not
+ * only once the pool is down to half the bound (14 MB there), after which
+ * the disk ran short while the pool refilled.
+ */
+static void fast_disk_let_go_where_it_was_caught(void)
+{
+	struct pwt_global g = { .nr_dirty = 31000, .nr_writeback = 1024,
+				.dirty_thresh = 42000, .bg_thresh = 21000,
+				.freerun = pwt_freerun(42000, 21000) };
+	struct pwt_dev d = { .bw = 72000, .writeback = 1024, .backlog = 14000 };
+	u64 limit = pwt_inflight_pages(&d, 100, 1024);
+	u64 chunk = pwt_chunk_pages(&d, 100, 1024);
+	bool over = false;
+
+	CHECK(d.backlog > limit / 2 && g.nr_dirty + g.nr_writeback > g.freerun,
+	      "setup: more than half the bound waits, past the freerun ceiling");
+	CHECK(pwt_dev_absorbed(&d, chunk, 100, 1024), "194 ms of the disk waits: absorbed");
+	CHECK(!pwt_decide_dev(&g, &d, 1000000, 5000, &over) && !over,
+	      "and a decision there would not have caught it");
+	d.backlog = pwt_dev_pages(&d, PWT_FAST_DRAIN_MS) + 1;
+	CHECK(!pwt_dev_absorbed(&d, chunk, 100, 1024), "over 200 ms: held on");
+	CHECK(pwt_decide_dev(&g, &d, 1000000, 5000, &over) && over,
+	      "where a decision catches it");
+	d.backlog = 14000;
+	d.writeback = limit / PWT_CHUNKS_IN_FLIGHT + 1;
+	CHECK(!pwt_dev_absorbed(&d, chunk, 100, 1024), "our chunks still queued: held on");
 }
 
 int main(void)
@@ -543,5 +575,6 @@ int main(void)
 	run("writeback_sized_by_time", writeback_sized_by_time);
 	run("large_folios_drain_too", large_folios_drain_too);
 	run("kept_up_takes_rounds_in_a_row", kept_up_takes_rounds_in_a_row);
+	run("fast_disk_let_go_where_it_was_caught", fast_disk_let_go_where_it_was_caught);
 	return failures ? 1 : 0;
 }
