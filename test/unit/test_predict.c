@@ -522,7 +522,7 @@ static void kept_up_takes_rounds_in_a_row(void)
 
 /*
  * A lone copy to a fast disk, caught past the freerun ceiling after a stall
- * of the guest (trixie's 6.12, 280 MB/s; its flusher keeps 60-70 MB dirty):
+ * of the disk (trixie's 6.12, 280 MB/s; its flusher keeps 60-70 MB dirty):
  * let go at the backlog where the decision would not have caught it, not
  * only once the pool is down to half the bound (14 MB there), after which
  * the disk ran short while the pool refilled.
