@@ -6,6 +6,8 @@
 #   make KVER=REL        build against a kernel fetched by scripts/fetch-kernel
 #   make demo            the 2005 experiment in QEMU, stock vs pwthrottle
 #   make check           everything: deps, kernels, W=1 builds, unit + VM tests
+#   make check-debug     the VM suites on a lockdep + KASAN + kmemleak 6.12
+#                        built from Debian's source (scripts/build-debug-kernel)
 #   make bench           the full benchmark matrix into bench/results/
 #   make unit            host unit tests only (ASan/UBSan), no VM
 #   make lint            checkpatch, sparse, clang-format (scripts/lint)
@@ -81,6 +83,12 @@ tools: build/tools/pwt-writer
 check:
 	PWT_TESTS="$(T)" scripts/check
 
+# Every VM suite, the torture scenarios included, on the debug kernel; any
+# lockdep, KASAN, kmemleak, RCU or list report fails the suite's dmesg check.
+DEBUG_TESTS ?= basic core device writers observe torture
+check-debug:
+	PWT_KERNELS=debug PWT_FULL=debug PWT_TESTS="$(or $(T),$(DEBUG_TESTS))" scripts/check
+
 lint:
 	scripts/lint
 
@@ -146,5 +154,5 @@ clean:
 	rm -rf build
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd modules.order Module.symvers module/*.o module/.*.cmd
 
-.PHONY: all module unit tools check demo bench lint install uninstall \
+.PHONY: all module unit tools check check-debug demo bench lint install uninstall \
 	dkms-install dkms-uninstall sign deb clean

@@ -78,9 +78,22 @@ mount_scratch() {
 	mount -t "${1:-ext4}" /dev/vda /mnt
 }
 
-# The kernel says nothing bad since the mark.
-dmesg_mark() { dmesg | wc -l > /tmp/dmesg.mark; }
+# The kernel says nothing bad since the mark. On a kernel with kmemleak
+# (make check-debug), the mark also forgets the leaks suspected so far and
+# dmesg_clean scans: any object left unreferenced since is a report too.
+KMEMLEAK=/sys/kernel/debug/kmemleak
+dmesg_mark() {
+	dmesg | wc -l > /tmp/dmesg.mark
+	[ ! -w $KMEMLEAK ] || echo clear > $KMEMLEAK
+}
 dmesg_clean() {
+	if [ -w $KMEMLEAK ]; then
+		echo scan > $KMEMLEAK
+		if grep -q 'unreferenced object' $KMEMLEAK; then
+			head -n 40 $KMEMLEAK | sed 's/^/# kmemleak: /'
+			return 1
+		fi
+	fi
 	! dmesg | tail -n +"$(( $(cat /tmp/dmesg.mark 2>/dev/null || echo 0) + 1 ))" |
 		grep -qE 'WARNING:|BUG:|Oops|Call Trace|general protection'
 }
