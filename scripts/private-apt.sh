@@ -59,3 +59,26 @@ apt_setup() {
 		apt-get "${APTOPTS[@]}" -q update >&2 || return 1
 	fi
 }
+
+# apt_download_deb DIR PKG [TARGET...]: the newest PKG_*_all.deb already in
+# DIR, or one downloaded into DIR (apt_setup first) from the first TARGET
+# (PKG/suite, PKG=version; default PKG) that gives one. Prints its path.
+apt_download_deb() {
+	local dir=$1 pkg=$2 deb tmp t
+	shift 2
+	[ $# -gt 0 ] || set -- "$pkg"
+	deb=$(find "$dir" -maxdepth 1 -name "${pkg}_*_all.deb" | sort -V | tail -n 1)
+	if [ -z "$deb" ]; then
+		apt_setup || return 1
+		tmp=$(mktemp -d "$dir/dl.XXXXXX")
+		log "downloading $pkg"
+		for t in "$@"; do
+			(cd "$tmp" && apt-get "${APTOPTS[@]}" -q download "$t" >&2) && break
+		done
+		deb=$(find "$tmp" -maxdepth 1 -name "${pkg}_*_all.deb" | head -n 1)
+		[ -n "$deb" ] && mv "$deb" "$dir/" && deb=$dir/${deb##*/}
+		rm -rf "$tmp"
+		[ -n "$deb" ] || { log "apt-get download gave no $pkg package"; return 1; }
+	fi
+	echo "$deb"
+}
