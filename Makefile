@@ -87,7 +87,9 @@ check:
 # lockdep, KASAN, kmemleak, RCU or list report fails the suite's dmesg check.
 DEBUG_TESTS ?= basic core device writers observe torture
 check-debug:
-	PWT_KERNELS=debug PWT_FULL=debug PWT_TESTS="$(or $(T),$(DEBUG_TESTS))" scripts/check
+	PWT_KERNELS=debug PWT_FULL=debug PWT_SERIAL=1 \
+		PWT_VM_TIMEOUT=5400 PWT_BOOT_TIMEOUT=300 \
+		PWT_TESTS="$(or $(T),$(DEBUG_TESTS))" scripts/check
 
 lint:
 	scripts/lint

@@ -35,7 +35,7 @@ alive() {
 }
 
 load() { insmod "$KO" "$@"; }
-unload() { rmmod pwthrottle; }
+unload() { rmmod pwthrottle && leak_scan; }
 loaded() { grep -q '^pwthrottle ' /proc/modules; }
 
 # stat_of KEY: a value from debugfs stats.
@@ -79,17 +79,34 @@ mount_scratch() {
 }
 
 # The kernel says nothing bad since the mark. On a kernel with kmemleak
-# (make check-debug), the mark also forgets the leaks suspected so far and
-# dmesg_clean scans: any object left unreferenced since is a report too.
+# (make check-debug), the mark also forgets the leaks suspected so far,
+# every unload scans (leak_scan), and dmesg_clean scans once more: any
+# object left unreferenced since the mark is a report too.
 KMEMLEAK=/sys/kernel/debug/kmemleak
+# kmemleak reports an object only once it is this old (MSECS_MIN_AGE,
+# mm/kmemleak.c): what the last unload freed wrongly shows a scan later.
+KMEMLEAK_MIN_AGE_S=5
 dmesg_mark() {
 	dmesg | wc -l > /tmp/dmesg.mark
 	[ ! -w $KMEMLEAK ] || echo clear > $KMEMLEAK
+	rm -f /tmp/kmemleak.found
+}
+# leak_scan: on a kmemleak kernel, scan now (the write returns when the
+# scan is done) and keep what it found for dmesg_clean; else nothing.
+leak_scan() {
+	[ -w $KMEMLEAK ] || return 0
+	echo scan > $KMEMLEAK
+	if grep -q 'unreferenced object' $KMEMLEAK; then
+		log "kmemleak: reports after an unload"
+		touch /tmp/kmemleak.found
+	fi
+	return 0
 }
 dmesg_clean() {
 	if [ -w $KMEMLEAK ]; then
-		echo scan > $KMEMLEAK
-		if grep -q 'unreferenced object' $KMEMLEAK; then
+		sleep $KMEMLEAK_MIN_AGE_S
+		leak_scan
+		if [ -e /tmp/kmemleak.found ]; then
 			head -n 40 $KMEMLEAK | sed 's/^/# kmemleak: /'
 			return 1
 		fi

@@ -101,10 +101,10 @@ wait_max() {
 	return 124
 }
 
-# lib.sh's unload, bounded: after an oops inside pwthrottle the dead task
-# never leaves its SRCU read section and rmmod would wait for ever. Say so
-# and end the run, instead of sitting until the harness kills the VM.
-unload() {
+# rmmod, bounded: after an oops inside pwthrottle the dead task never
+# leaves its SRCU read section and rmmod would wait for ever. Say so and
+# end the run, instead of sitting until the harness kills the VM.
+rmmod_bounded() {
 	local st
 	rmmod pwthrottle &
 	wait_max $! 60 20000
@@ -115,6 +115,8 @@ unload() {
 	fi
 	return $st
 }
+# lib.sh's unload (rmmod, then a kmemleak scan where there is kmemleak).
+unload() { rmmod_bounded && leak_scan; }
 ensure_unloaded() { ! loaded || unload; }
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 
@@ -484,11 +486,15 @@ t_churn() {
 			usleep $((200000 + (i % 5) * 50000))
 			c=$(stat_of throttles)
 			thr=$((thr + ${c:-0}))
-			unload || fails=$((fails + 1))
+			rmmod_bounded || fails=$((fails + 1))
 		else
 			fails=$((fails + 1))
 		fi
 	done
+	# One kmemleak scan for all the cycles, not one per unload: under
+	# the writers one took about 70 s on the debug kernel (30 cycles: 35
+	# min). An object any cycle leaked is reported all the same.
+	leak_scan
 	log "churn: $n cycles in $(secs_since "$t0") s, $thr throttles while loaded"
 	echo 20 > /proc/sys/vm/dirty_ratio
 	for w in $pids; do alive "$w" || bad="$bad $w"; done
@@ -552,8 +558,9 @@ t_slowrmmod() {
 	log "slowrmmod: throttles $(stat_of throttles), writer stacks:"
 	cat /proc/$w1/stack /proc/$w2/stack 2>/dev/null | sed 's/^/#   /'
 	t0=$(now_cs)
-	unload
+	rmmod_bounded
 	dt=$(secs_since "$t0")
+	leak_scan	# unload's scan, outside the timing
 	log "slowrmmod: rmmod took $dt s"
 	expect slowrmmod_writers_inside "a writer was asleep in pwthrottle at rmmod" [ $inside = 1 ]
 	expect slowrmmod_bounded "rmmod returned in $dt s (<= 5) with writers throttled at 1 MB/s" \
