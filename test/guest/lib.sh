@@ -38,6 +38,12 @@ load() { insmod "$KO" "$@"; }
 unload() { rmmod pwthrottle && leak_scan; }
 loaded() { grep -q '^pwthrottle ' /proc/modules; }
 
+# trace_overrun: events the trace buffer lost (overwritten), all CPUs.
+trace_overrun() {
+	cat /sys/kernel/tracing/per_cpu/cpu*/stats |
+		awk '/^overrun:/ { n += $2 } END { print n + 0 }'
+}
+
 # stat_of KEY: a value from debugfs stats.
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$DBG/stats"; }
 

@@ -45,7 +45,7 @@ grep ' pwt_decision: ' $T/trace > /tmp/dec.trace
 grep ' pwt_throttle: ' $T/trace > /tmp/thr.trace
 ndec=$(wc -l < /tmp/dec.trace)
 nthr=$(wc -l < /tmp/thr.trace)
-lost=$(cat $T/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
+lost=$(trace_overrun)
 log "trace: $ndec pwt_decision ($checks decisions), $nthr pwt_throttle ($thr throttles), overrun $lost"
 log "$(head -n 1 /tmp/dec.trace)"
 log "$(grep -m 1 'over=1 throttle=1' /tmp/dec.trace)"

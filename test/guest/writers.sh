@@ -173,7 +173,7 @@ if losetup /dev/loop0 /mnt/loop.img 2>/dev/null && mke2fs -q /dev/loop0 > /dev/n
 	wait $hog
 	echo 0 > $TR/events/pwthrottle/pwt_throttle/enable
 	echo 0 > $TR/events/pwthrottle/pwt_decision/enable
-	lost=$(cat $TR/per_cpu/cpu*/stats | awk '/^overrun:/ { n += $2 } END { print n + 0 }')
+	lost=$(trace_overrun)
 	echo "$bufkb" > $TR/buffer_size_kb
 	# Pages dirtied between holds: the sum of the decisions' dirtied=.
 	held=$(grep " pid=$light " $TR/trace | awk '
