@@ -146,7 +146,7 @@ lone_min_share=0.80
 # pwthrottle has it do in its own context is CPU it loses (6.12.118-pwtdebug:
 # 74% of stock). Half still tells a writer that writes on from a wedged one
 # (held max_pause_ms every few pages: a small fraction of that).
-case $(uname -r) in *-pwtdebug) lone_min_share=0.50 ;; esac
+! debug_kernel || lone_min_share=0.50
 lone() {
 	$PWT_W /mnt/lone 300 -s | sed 's/.*mbps=//'
 	rm -f /mnt/lone

@@ -452,7 +452,7 @@ t_storm() {
 # --- 1. load/unload churn under writers -------------------------------------------
 
 t_churn() {
-	local n i=0 fails=0 t0 thr=0 c w pids='' st bad='' m
+	local n i=0 fails=0 t0 thr=0 c w pids='' st bad='' m churn_slow
 	n=$(big 30 200)
 	ensure_unloaded
 	tmark churn
@@ -473,6 +473,8 @@ t_churn() {
 	# after a load is predicted over; every cycle has writers in forced
 	# writeback or in the stock throttle that the module calls.
 	echo $((8 << 20)) > /proc/sys/vm/dirty_bytes
+	churn_slow=1
+	! debug_kernel || churn_slow=4
 	sleep 1
 	t0=$(now_cs)
 	while [ $i -lt "$n" ]; do
@@ -482,8 +484,10 @@ t_churn() {
 		if load write_chunk_pages=16 ratelimit_pages=8; then
 			# Loaded 200-400 ms: long enough for a writer held in
 			# the stock throttle to dirty that 1 MB, even on
-			# single-threaded TCG.
-			usleep $((200000 + (i % 5) * 50000))
+			# single-threaded TCG; a debug kernel's writers dirty
+			# it several times slower (6.12.118-pwtdebug: no
+			# throttle in 30 cycles of 200-400 ms).
+			usleep $(((200000 + (i % 5) * 50000) * churn_slow))
 			c=$(stat_of throttles)
 			thr=$((thr + ${c:-0}))
 			rmmod_bounded || fails=$((fails + 1))
@@ -603,7 +607,7 @@ best() {
 }
 
 t_wedge() {
-	local mode r lone_mod='' lone_stock='' fsx_mod='' fsx_stock='' fsxbad='' maxop=0 m thr=
+	local mode r lone_mod='' lone_stock='' fsx_mod='' fsx_stock='' fsxbad='' maxop=0 m thr= f
 	ensure_unloaded
 	tmark wedge
 	drop_caches
@@ -631,13 +635,21 @@ t_wedge() {
 	log "fsx, wall/cpu s: pwthrottle$fsx_mod; stock$fsx_stock; slowest op with pwthrottle $maxop ms"
 	log "pwthrottle's throttles after the lone writer+after fsx, per run:$thr"
 	expect wedge_runs_ok "lone writer and fsx exit 0 (failed:$fsxbad)" [ -z "$fsxbad" ]
-	# Best of three against best of three: the host is shared.
+	# Best of three against best of three: the host is shared. A wedge
+	# (held max_pause_ms every few pages) costs many times stock's
+	# time, so the bound only has to allow what pwthrottle does by design:
+	# the writer submits its own writeback, CPU the flusher spends on stock
+	# (stock kernels, 120 MB: 0.2-0.7 CPU s either way). A debug kernel
+	# makes that submission several times dearer: 6.12.118-pwtdebug, lone
+	# writer 14.7 s, 14.4 CPU s against stock's 8.7 s, 8.2 CPU s.
+	f=1.5
+	! debug_kernel || f=2.5
 	for m in lone fsx; do
 		eval "r_mod=\$${m}_mod r_stock=\$${m}_stock"
-		expect "wedge_${m}_wall" "pwthrottle $(best "$r_mod" 1) s <= 1.5 x stock $(best "$r_stock" 1) s + 0.5" \
-			awk -v a="$(best "$r_mod" 1)" -v b="$(best "$r_stock" 1)" 'BEGIN { exit !(a <= 1.5 * b + 0.5) }'
-		expect "wedge_${m}_cpu" "pwthrottle $(best "$r_mod" 2) CPU s <= 1.5 x stock $(best "$r_stock" 2) + 0.3" \
-			awk -v a="$(best "$r_mod" 2)" -v b="$(best "$r_stock" 2)" 'BEGIN { exit !(a <= 1.5 * b + 0.3) }'
+		expect "wedge_${m}_wall" "pwthrottle $(best "$r_mod" 1) s <= $f x stock $(best "$r_stock" 1) s + 0.5" \
+			awk -v a="$(best "$r_mod" 1)" -v b="$(best "$r_stock" 1)" -v f=$f 'BEGIN { exit !(a <= f * b + 0.5) }'
+		expect "wedge_${m}_cpu" "pwthrottle $(best "$r_mod" 2) CPU s <= $f x stock $(best "$r_stock" 2) + 0.3" \
+			awk -v a="$(best "$r_mod" 2)" -v b="$(best "$r_stock" 2)" -v f=$f 'BEGIN { exit !(a <= f * b + 0.3) }'
 	done
 	expect wedge_fsx_no_stall "slowest fsx operation with pwthrottle $maxop ms < 5000" [ "$maxop" -lt 5000 ]
 	expect wedge_dmesg_clean "no WARNING/BUG/Oops" tclean wedge
