@@ -54,10 +54,14 @@ DEFINE_SHOW_ATTRIBUTE(pwt_tasks);
 static int pwt_stats_show(struct seq_file *m, void *v)
 {
 	struct pwt_vm_sysctls vm;
+	struct pwt_memory mem;
 	struct pwt_global g;
 	struct pwt_stats s;
+	unsigned int max_tasks;
 
 	pwt_stats_sum(&s);
+	pwt_tasks_memory(&mem);
+	max_tasks = READ_ONCE(pwt_max_tasks.val);
 	pwt_read_global(&g);
 	pwt_vm_sysctls(&vm);
 	seq_printf(m, "calls %llu\n", s.calls);
@@ -71,7 +75,13 @@ static int pwt_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "tasks %u\n", pwt_tasks_count());
 	seq_printf(m, "groups %u\n", pwt_groups_count());
 	seq_printf(m, "group_by %u\n", READ_ONCE(pwt_group_by.val));
-	seq_printf(m, "max_tasks %u\n", READ_ONCE(pwt_max_tasks.val));
+	seq_printf(m, "max_tasks %u\n", max_tasks);
+	seq_printf(m, "task_bytes %u\n", mem.task_bytes);
+	seq_printf(m, "group_bytes %u\n", mem.group_bytes);
+	seq_printf(m, "hash_bytes %u\n", mem.hash_bytes);
+	/* The most the table can hold: max_tasks entries and groups. */
+	seq_printf(m, "max_bytes %llu\n",
+		   (u64)max_tasks * (mem.task_bytes + mem.group_bytes) + mem.hash_bytes);
 	seq_printf(m, "dirty_ratio_centisecs %d\n", READ_ONCE(pwt_ratio_centisecs));
 	seq_printf(m, "nr_dirty %llu\n", g.nr_dirty);
 	seq_printf(m, "nr_writeback %llu\n", g.nr_writeback);

@@ -3,6 +3,7 @@
 #ifndef _PWTHROTTLE_H
 #define _PWTHROTTLE_H
 
+#include <linux/build_bug.h>
 #include <linux/types.h>
 #include <linux/percpu.h>
 #include <linux/hashtable.h>
@@ -119,6 +120,16 @@ struct pwt_task {
 	u64 throttled_ns;
 };
 
+/*
+ * Two cachelines, and no more: a hooked call reads the first (the hash
+ * chain, pid and start time of the lookup) and, at most, the second (the
+ * counters); a field added must fit or replace one. max_tasks entries (4096
+ * by default) are then 512 KiB at most, groups and hash tables aside
+ * (debugfs "stats": task_bytes, group_bytes, hash_bytes, max_bytes).
+ */
+#define PWT_TASK_BYTES_MAX 128
+static_assert(sizeof(struct pwt_task) <= PWT_TASK_BYTES_MAX);
+
 #define PWT_HASH_BITS 10
 extern struct hlist_head pwt_tasks_hash[1 << PWT_HASH_BITS];
 
@@ -159,6 +170,15 @@ void pwt_tasks_exit(void);
 void pwt_tasks_sweep(void);
 unsigned int pwt_tasks_count(void);
 unsigned int pwt_groups_count(void);
+
+/* What the table costs: an entry, a group, the two hash tables' heads. */
+struct pwt_memory {
+	unsigned int task_bytes;
+	unsigned int group_bytes;
+	unsigned int hash_bytes;
+};
+
+void pwt_tasks_memory(struct pwt_memory *mem);
 
 /* Held by the wrapper around every use of a task entry (main.c). */
 extern struct srcu_struct pwt_srcu;

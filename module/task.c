@@ -73,6 +73,18 @@ unsigned int pwt_groups_count(void)
 	return READ_ONCE(pwt_nr_groups);
 }
 
+/*
+ * As allocated: an entry is an object of its own cache, a group comes from
+ * the kmalloc bucket its size rounds up to. There are at most max_tasks of
+ * each (pwt_task_new(), pwt_task_regroup()).
+ */
+void pwt_tasks_memory(struct pwt_memory *mem)
+{
+	mem->task_bytes = kmem_cache_size(pwt_task_cache);
+	mem->group_bytes = kmalloc_size_roundup(sizeof(struct pwt_group));
+	mem->hash_bytes = sizeof(pwt_tasks_hash) + sizeof(pwt_groups_hash);
+}
+
 static void pwt_task_free_rcu(struct rcu_head *rcu)
 {
 	struct pwt_task *t = container_of(rcu, struct pwt_task, rcu);

@@ -64,6 +64,20 @@ done
 expect debugfs_stats_keys "stats has calls and dirty_thresh" \
 	sh -c "grep -q '^calls ' $DBG/stats && grep -q '^dirty_thresh ' $DBG/stats"
 
+# Memory: an entry fits two cachelines, and the table's most follows max_tasks.
+mem() {
+	awk '{ v[$1] = $2 }
+		END { printf "%.0f\n", v["max_tasks"] * (v["task_bytes"] + v["group_bytes"]) + v["hash_bytes"] }' $DBG/stats
+}
+echo 100 > $PARAMS/max_tasks
+want100=$(mem) got100=$(stat_of max_bytes)
+echo 4096 > $PARAMS/max_tasks
+want=$(mem) got=$(stat_of max_bytes) tb=$(stat_of task_bytes)
+log "memory: task ${tb:-?} B, group $(stat_of group_bytes) B, hash tables $(stat_of hash_bytes) B, at max_tasks ${got:-?} B"
+expect task_bytes_two_lines "an entry is ${tb:-not reported} B, at most 128" [ "${tb:-0}" -gt 0 -a "${tb:-0}" -le 128 ]
+expect max_bytes_follows_max_tasks "max_tasks 100: ${got100:-none} B, want $want100; 4096: ${got:-none} B, want $want" \
+	[ "$got100" = "$want100" -a "$got" = "$want" -a "${got100:-0}" -lt "${got:-0}" ]
+
 # The threshold pwthrottle uses is the kernel's (vmstat computes the same).
 ours=$(stat_of dirty_thresh)
 kern=$(awk '$1 == "nr_dirty_threshold" { print $2 }' /proc/vmstat)

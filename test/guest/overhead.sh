@@ -15,6 +15,7 @@
 #
 # Machine-readable lines on fd 3:
 #   OVERHEAD series=6.1 mode=stock|empty|redirect|pwthrottle|off run=2 ns_per_write=4210.5 calls=8192
+#   MEMORY series=6.1 task_bytes=128 group_bytes=96 hash_bytes=16384 max_tasks=4096 max_bytes=933888
 . /pwt/lib.sh
 
 RUNS=${1:-3}
@@ -47,6 +48,9 @@ while [ "$r" -le "$RUNS" ]; do
 	ns=$(rewrite)
 	calls=$(($(stat_of calls) - c0))
 	say "OVERHEAD series=$SERIES mode=pwthrottle run=$r ns_per_write=$ns calls=$calls"
+	# What the table costs (debugfs "stats"), once: sizes, not timings.
+	[ "$r" != 1 ] || say "MEMORY series=$SERIES$(for k in task_bytes group_bytes hash_bytes max_tasks max_bytes; do
+		printf ' %s=%s' $k "$(stat_of $k)"; done)"
 	# Every write was a hooked call that pwthrottle accounted.
 	expect "overhead_calls_$r" "$calls calls counted >= $((PASSES * 8192)) writes" \
 		[ "$calls" -ge $((PASSES * 8192)) ]

@@ -21,3 +21,12 @@ if [[ $line == *"| 100% |" ]]; then
 else
 	echo "FAIL unit/bench_report_even_median: stock 100 100 300 300, pwthrottle 200 x 4 should read 100%: ${line:-no row}"
 fi
+
+# The memory table: one row per kernel, bytes as the guest read them.
+echo "disk=0 MEMORY series=k task_bytes=128 group_bytes=96 hash_bytes=16384 max_tasks=4096 max_bytes=933888" > "$raw"
+line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k |')
+if [[ $line == "| k | 128 B | 96 B | 16 KiB | 4096 | 912 KiB |" ]]; then
+	echo "ok unit/bench_report_memory"
+else
+	echo "FAIL unit/bench_report_memory: 128 B, 96 B, 16 KiB, 4096, 912 KiB expected: ${line:-no row}"
+fi
