@@ -122,9 +122,16 @@ expect stick_bound_is_time "throttle events with a known bandwidth: $nev, with a
 # hog go until a second of the stick is queued again). QEMU's throttle
 # now and then completes a whole queue at once, after a stall of the
 # guest; one such round is no device keeping up.
+# Only if the copy did outrun the stick: a debug kernel's, CPU-bound,
+# dirtied 15-18.5 MB/s (6.12.118-pwtdebug), and a stick that waits for
+# its writer does keep up with it (stock kernels: 20.0-22.0 MB/s written).
 let_go=$(grep -c ' reason=kept_up ' /tmp/stick.trace)
-expect stick_hog_not_let_go "forced writebacks of the stick's hog that let it go as kept up: $let_go, want 0" \
-	[ "$let_go" = 0 ]
+if [ "$bw_kbps" -lt $((STICK_KBPS * 95 / 100)) ]; then
+	skip stick_hog_not_let_go "the stick wrote $bw_kbps kBps, under 95% of its $STICK_KBPS: the copy did not outrun it ($let_go let go as kept up)"
+else
+	expect stick_hog_not_let_go "forced writebacks of the stick's hog that let it go as kept up: $let_go, want 0" \
+		[ "$let_go" = 0 ]
+fi
 # Sampled from outside: inflight_ms of the stick's bandwidth, doubled for
 # the estimate's lag and the flusher's own writeback of the hog's file.
 # (Four 2 MiB chunks, 0.1.0's bound, are 300 ms at this speed.)
