@@ -174,8 +174,14 @@ after=$(awk -v lo=$((bw_kbps / 10)) 'd { if ($1 > m) m = $1 } NR > 1 && $1 <= lo
 log "stick, a second copy: dirty + writeback (kB) every 0.5 s: $(tr '\n' ' ' < /tmp/stick.q)"
 expect stick_backlog_drains "dirty + writeback on the stick 8-16 s into a new copy, least of 16 samples: ${least:-none} kB <= $bw_kbps kB (1 s of it)" \
 	[ "${least:-$((bw_kbps + 1))}" -le "$bw_kbps" ]
-expect stick_stays_drained "dirty + writeback on the stick after it first drained, most: $after kB <= $((bw_kbps / 2)) kB (0.5 s of it)" \
-	[ "$after" -le $((bw_kbps / 2)) ] 2> /dev/null
+# A copy the stick keeps up with (a debug kernel's, as above) is let go
+# as kept up, and queues freely again: that is no backlog of a hog.
+if [ "$bw_kbps" -lt $((STICK_KBPS * 95 / 100)) ]; then
+	skip stick_stays_drained "the stick wrote $bw_kbps kBps, under 95% of its $STICK_KBPS: the copy did not outrun it (most after draining: $after kB)"
+else
+	expect stick_stays_drained "dirty + writeback on the stick after it first drained, most: $after kB <= $((bw_kbps / 2)) kB (0.5 s of it)" \
+		[ "$after" -le $((bw_kbps / 2)) ] 2> /dev/null
+fi
 rm -f /stick/hog
 sync
 

@@ -86,6 +86,8 @@ fi
 observe() {
 	setsid $PWT_W /mnt/hog 2000 -t 18 > /dev/null &
 	hog=$!
+	sample_dirty 18 /tmp/$1.dirty &
+	samp=$!
 	sleep 4
 	$PWTOP --once 10 --json > /tmp/$1.json 2> /tmp/$1.err &
 	top1=$!
@@ -100,6 +102,7 @@ observe() {
 	wait $top2
 	wait $light
 	wait $hog
+	wait $samp
 	rm -f /mnt/hog /mnt/light
 	sync
 	log "pwtop $1 (exit $top_rc): hog pid $hog, light pid $light; light: $(cat /tmp/$1.light)"
@@ -152,8 +155,18 @@ sms=$(jfield /tmp/stock.json $hog bdp_pause_ms)
 slp=$(jfield /tmp/stock.json $light bdp_pauses)
 slms=$(jfield /tmp/stock.json $light bdp_pause_ms)
 log "stock: hog ${spause:-none} pauses ${sms:-?} ms, light ${slp:-none} pauses ${slms:-?} ms"
-expect stock_hog_paused "pwtop: stock hog balance_dirty_pages pauses ${spause:-none} > 0" \
-	[ "${spause:-0}" -gt 0 ]
+# The stock throttle pauses writers only past its freerun ceiling, halfway
+# from the background to the dirty threshold; a debug kernel's hog,
+# CPU-bound, never gets there (6.12.118-pwtdebug: 58 MB of 116).
+speak=$(peak_of /tmp/stock.dirty)
+sceil=$(awk '$1 == "nr_dirty_threshold" { t = $2 } $1 == "nr_dirty_background_threshold" { b = $2 }
+	END { print (t + b) * 2 }' /proc/vmstat)
+if [ "$speak" -lt "$sceil" ]; then
+	skip stock_hog_paused "the stock hog's dirty + writeback peaked at $speak kB, under the freerun ceiling $sceil kB: nothing for the stock throttle to pause ($spause pauses)"
+else
+	expect stock_hog_paused "pwtop: stock hog balance_dirty_pages pauses ${spause:-none} > 0 (peak $speak kB, ceiling $sceil kB)" \
+		[ "${spause:-0}" -gt 0 ]
+fi
 
 # --- rmmod with the events enabled and a hog in forced writeback. ---
 load
