@@ -36,7 +36,7 @@ alive() {
 
 # debug_kernel: the kernel make check-debug builds (KASAN, lockdep, kmemleak;
 # release "*-pwtdebug"), where everything a task does in its own context costs
-# several times its stock price: checks that compare CPU time say so.
+# several times its stock price: checks that time a writer allow for it.
 debug_kernel() { case $(uname -r) in *-pwtdebug) return 0 ;; esac; return 1; }
 
 load() { insmod "$KO" "$@"; }
