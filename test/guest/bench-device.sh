@@ -18,21 +18,43 @@
 #               three times
 #   CASE slow:  /dev/vda throttled (--disk-bps): a hog on it beside the
 #               loop, and beside 20 x (4 KiB write + fsync)
-# Machine-readable output on fd 3:
-#   RESULT series=S mode=M case=C hog=none|cpu|fast|stick|disk loop=N secs=X
-#     (cpu: a busy loop on one vCPU, no I/O; stock only, a control)
+#   CASE latency: as slow, on /dev/vda seen through dm-delay (LATENCY_MS,
+#               default 20, per write and flush; needs /bin/pwt-dm): a
+#               device that writes only as much as is in flight, per
+#               latency, as a USB stick or a disk does and QEMU's
+#               throttle, an exact clock, does not. It prices a bound on
+#               in-flight writeback (inflight_ms) that is too small.
+# Machine-readable output on fd 3 (C: CASE, latency's as latencyMS):
+#   RESULT series=S mode=M case=C hog=none|cpu|direct|fast|stick|disk loop=N secs=X
+#     (cpu: a busy loop on one vCPU, no I/O; direct: an O_DIRECT hog on
+#     the fast disk; stock only, the controls)
 #   FSYNC series=S mode=M case=C hog=none|disk secs=X
-#   HOG series=S mode=M case=C hog=fast|stick|disk phase=alone|loops disk_mibps=X
+#   HOG series=S mode=M case=C hog=direct|fast|stick|disk phase=alone|loops disk_mibps=X
+#     [kswapd_pages=N: pages kswapd reclaimed while the loops ran]
 . /pwt/lib.sh
 
 CASE=${1:-fast}
 LOOPS=${2:-3}
 MODES=${3:-stock pwthrottle dirty_bytes strict_limit}
+LATENCY_MS=${4:-20}
+# What the lines call the case: latency's carries its milliseconds.
+TAG=$CASE
+[ "$CASE" = latency ] && TAG=latency$LATENCY_MS
+# The hog and the light writers share one disk: slow and latency.
+one_disk() { [ "$CASE" = slow ] || [ "$CASE" = latency ]; }
 WARMUP=8	# the prediction builds, the kernel measures the device
 ALONE=5
 
-mount_scratch
-if [ "$CASE" != slow ]; then
+if [ "$CASE" = latency ]; then
+	modprobe dm_delay 2> /dev/null
+	dm=$(/bin/pwt-dm delay pwtlat /dev/vda "$LATENCY_MS") &&
+		mkdir -p /mnt && mount -t ext4 /dev/$dm /mnt ||
+		{ fail bench_latency "no dm-delay device (dm_delay, /bin/pwt-dm)"; finish; }
+	log "/mnt on $dm: vda, writes $LATENCY_MS ms late"
+else
+	mount_scratch
+fi
+if ! one_disk; then
 	mkdir -p /stick
 	modprobe vfat 2> /dev/null
 	mount /dev/vdb /stick || { fail bench_stick "no /dev/vdb (vm-run --disk2)"; finish; }
@@ -64,7 +86,7 @@ mode_off() {
 loops() {	# MODE HOG: LOOPS timed loops
 	local l=1
 	while [ $l -le "$LOOPS" ]; do
-		say "RESULT series=$SERIES mode=$1 case=$CASE hog=$2 loop=$l secs=$(ten_writes)"
+		say "RESULT series=$SERIES mode=$1 case=$TAG hog=$2 loop=$l secs=$(ten_writes)"
 		l=$((l + 1))
 	done
 }
@@ -77,29 +99,30 @@ fsyncs() {	# MODE HOG: 20 x (4 KiB write + fsync), an editor's saves
 		dd if=/dev/zero of=/mnt/fs/$i bs=4k count=1 conv=fsync 2>/dev/null
 		i=$((i + 1))
 	done
-	say "FSYNC series=$SERIES mode=$1 case=$CASE hog=$2 secs=$(secs_between "$t0" "$(now)")"
+	say "FSYNC series=$SERIES mode=$1 case=$TAG hog=$2 secs=$(secs_between "$t0" "$(now)")"
 	rm -rf /mnt/fs
 }
 
-# with_hog MODE NAME DEV FILE: a hog writing FILE on DEV, as a job of its
-# own; its disk rate alone and while the loop (and, on a slow disk, the
-# fsyncs) run beside it.
+# with_hog MODE NAME DEV FILE [OPTION...]: a hog writing FILE on DEV (with
+# pwt-writer's OPTIONs), as a job of its own; its disk rate alone and while
+# the loop (and, on a slow disk, the fsyncs) run beside it.
 with_hog() {
-	local mode=$1 name=$2 dev=$3 hog d0 d1 d2 t0 t1 t2
-	setsid /bin/pwt-writer "$4" 100000 -t 600 > /dev/null 2>&1 &
+	local mode=$1 name=$2 dev=$3 file=$4 hog d0 d1 d2 t0 t1 t2
+	shift 4
+	setsid /bin/pwt-writer "$file" 100000 -t 600 "$@" > /dev/null 2>&1 &
 	hog=$!
 	sleep $WARMUP
 	d0=$(disk_bytes $dev); t0=$(now)
 	sleep $ALONE
-	d1=$(disk_bytes $dev); t1=$(now)
-	say "HOG series=$SERIES mode=$mode case=$CASE hog=$name phase=alone disk_mibps=$(rate $((d1 - d0)) $(secs_between $t0 $t1))"
+	d1=$(disk_bytes $dev); t1=$(now); k1=$(kswapd_pages)
+	say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=alone disk_mibps=$(rate $((d1 - d0)) $(secs_between $t0 $t1))"
 	loops "$mode" "$name"
-	[ "$CASE" = slow ] && fsyncs "$mode" "$name"
+	one_disk && fsyncs "$mode" "$name"
 	d2=$(disk_bytes $dev); t2=$(now)
-	say "HOG series=$SERIES mode=$mode case=$CASE hog=$name phase=loops disk_mibps=$(rate $((d2 - d1)) $(secs_between $t1 $t2))"
+	say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=loops disk_mibps=$(rate $((d2 - d1)) $(secs_between $t1 $t2)) kswapd_pages=$(($(kswapd_pages) - k1))"
 	kill $hog
 	wait $hog 2> /dev/null
-	rm -f "$4"
+	rm -f "$file"
 	sync
 }
 
@@ -128,6 +151,7 @@ if [ "$CASE" = fastab ]; then
 	finish
 fi
 
+warm_up
 for mode in $MODES; do
 	hogdev=vda
 	[ "$CASE" = stick ] && hogdev=vdb
@@ -140,17 +164,22 @@ for mode in $MODES; do
 	sync
 	sleep 2
 	loops "$mode" none
-	[ "$CASE" = slow ] && fsyncs "$mode" none
+	one_disk && fsyncs "$mode" none
 	case $CASE in
 	fast)
-		# The control: no I/O, one vCPU kept busy. Under TCG the fast
-		# hog's page copying competes with the loop for the 2 vCPUs.
+		# The controls, stock only. No I/O, one vCPU kept busy: under
+		# TCG the fast hog's page copying competes with the loop for the
+		# 2 vCPUs. And a hog writing the fast disk with O_DIRECT, 4 MiB a
+		# write: the disk and the host's CPUs as busy, but no dirty page,
+		# so no throttle, stock's or ours, has anything to do: the loop
+		# beside it is as fast as any throttle can make it here.
 		if [ "$mode" = stock ]; then
 			sh -c 'while :; do :; done' &
 			cpu=$!
 			loops "$mode" cpu
 			kill $cpu
 			wait $cpu 2> /dev/null
+			with_hog "$mode" direct vda /mnt/hog -d -b 4096
 		fi
 		with_hog "$mode" fast vda /mnt/hog
 		# strict_limit is set per device: the stick's, for the stick's hog.
@@ -158,12 +187,13 @@ for mode in $MODES; do
 		with_hog "$mode" stick vdb /stick/hog
 		[ "$mode" = strict_limit ] && hogdev=vdb ;;
 	stick) with_hog "$mode" stick vdb /stick/hog ;;
-	slow) with_hog "$mode" disk vda /mnt/hog ;;
+	slow | latency) with_hog "$mode" disk vda /mnt/hog ;;
 	esac
 	loaded && log "$(tr '\n' ' ' < $DBG/stats)"
 	mode_off "$mode" $hogdev
 done
 
-[ "$CASE" = slow ] || umount /stick
+one_disk || umount /stick
 umount /mnt
+[ "$CASE" = latency ] && /bin/pwt-dm remove pwtlat
 finish

@@ -38,6 +38,7 @@ mount_scratch
 mkdir -p /mnt/tmp
 load
 unload
+warm_up
 
 sampler() {
 	local t0

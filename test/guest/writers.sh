@@ -184,6 +184,8 @@ if losetup /dev/loop0 /mnt/loop.img 2>/dev/null && mke2fs -q /dev/loop0 > /dev/n
 	$held
 	EOT
 	log "loop: light writer: $nheld holds, $ndeadline out of time, $lost events overrun; $(cat /tmp/light.out)"
+	# A short hold: the light writer's events say which rule held it.
+	[ "$nshort" = 0 ] || grep " pid=$light " $TR/trace | sed 's/^.*pwt_/# pwt_/' | tail -24
 	expect loop_light_not_reheld "light writer held $nheld times, $nshort of them after less than a chunk" \
 		[ "$nshort" = 0 ]
 	rm -f /mnt/light

@@ -4,6 +4,11 @@
  * through the DM ioctls (busybox has no dmsetup). Static, for the guest.
  *
  *   pwt-dm create NAME DEV   a linear map of all of DEV; prints "dm-N"
+ *   pwt-dm delay NAME DEV MS a map of all of DEV whose writes and flushes
+ *                            each complete MS milliseconds late (dm-delay):
+ *                            a device whose throughput is bounded by what
+ *                            is in flight, as a slow stick's or a disk's
+ *                            latency bounds it; prints "dm-N"
  *   pwt-dm error NAME DEV    swap the live table for "error" (every I/O
  *                            fails with EIO) without flushing or freezing
  *                            the filesystem on it, so its dirty pages stay
@@ -78,11 +83,29 @@ static int device(const char *dev, unsigned long long *sectors, char *majmin, si
 	return 0;
 }
 
+/* Create @name with a one-target table and make it live; print its node. */
+static int create(const char *name, const char *type, unsigned long long sectors,
+		  const char *params)
+{
+	struct dm_ioctl io;
+
+	memset(&io, 0, sizeof(io));
+	if (dm_call(DM_DEV_CREATE, &io, sizeof(io), name, 0) ||
+	    load(name, type, sectors, params))
+		return 1;
+	/* Resuming a device with a loaded table makes it live. */
+	memset(&io, 0, sizeof(io));
+	if (dm_call(DM_DEV_SUSPEND, &io, sizeof(io), name, 0))
+		return 1;
+	printf("dm-%u\n", minor(io.dev));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct dm_ioctl io;
 	unsigned long long sectors;
-	char params[64];
+	char params[96], dev[24];
 
 	if (argc < 3)
 		goto usage;
@@ -94,19 +117,18 @@ int main(int argc, char **argv)
 	memset(&io, 0, sizeof(io));
 	if (!strcmp(argv[1], "remove") && argc == 3)
 		return dm_call(DM_DEV_REMOVE, &io, sizeof(io), argv[2], 0) ? 1 : 0;
+	if (!strcmp(argv[1], "delay") && argc == 5) {
+		if (device(argv[3], &sectors, dev, sizeof(dev)))
+			return 1;
+		/* Reads at once; writes, and the flushes that follow them, late. */
+		snprintf(params, sizeof(params), "%s 0 0 %s 0 %d", dev, dev, atoi(argv[4]));
+		return create(argv[2], "delay", sectors, params);
+	}
 	if (argc != 4 || device(argv[3], &sectors, params, sizeof(params) - 2))
 		goto usage;
 	if (!strcmp(argv[1], "create")) {
 		strcat(params, " 0");
-		if (dm_call(DM_DEV_CREATE, &io, sizeof(io), argv[2], 0) ||
-		    load(argv[2], "linear", sectors, params))
-			return 1;
-		/* Resuming a device with a loaded table makes it live. */
-		memset(&io, 0, sizeof(io));
-		if (dm_call(DM_DEV_SUSPEND, &io, sizeof(io), argv[2], 0))
-			return 1;
-		printf("dm-%u\n", minor(io.dev));
-		return 0;
+		return create(argv[2], "linear", sectors, params);
 	}
 	if (!strcmp(argv[1], "error")) {
 		if (load(argv[2], "error", sectors, ""))
@@ -123,6 +145,6 @@ int main(int argc, char **argv)
 		return dm_call(DM_DEV_SUSPEND, &io, sizeof(io), argv[2], DM_NOFLUSH_FLAG) ? 1 : 0;
 	}
 usage:
-	fprintf(stderr, "usage: pwt-dm create|error NAME DEV | pwt-dm remove NAME\n");
+	fprintf(stderr, "usage: pwt-dm create|error NAME DEV | pwt-dm delay NAME DEV MS | pwt-dm remove NAME\n");
 	return 2;
 }

@@ -3,8 +3,11 @@
  * pwt-writer: a buffered writer for the guest tests, statically linked.
  *
  *   pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F] [-r PASSES]
- *              [-R MBPS]
+ *              [-R MBPS] [-d]
  *     -b KB    write() size (default 1024)
+ *     -d       O_DIRECT: the same traffic to the disk, no page cache, so no
+ *              dirty page and no throttle of any kind (a benchmark's
+ *              control); -b must then be a multiple of 4
  *     -f MB    many-files mode, like untar or rsync: write FILE.0, FILE.1,
  *              ... of MB each (closing each) until the total is reached
  *     -s       fsync() before stopping the clock
@@ -43,6 +46,8 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static int open_flags = O_WRONLY | O_CREAT | O_TRUNC;
+
 /* Open FILE, or FILE.N in many-files mode (n >= 0). */
 static int open_next(const char *base, long n)
 {
@@ -53,7 +58,7 @@ static int open_next(const char *base, long n)
 		snprintf(name, sizeof(name), "%s", base);
 	else
 		snprintf(name, sizeof(name), "%s.%ld", base, n);
-	fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	fd = open(name, open_flags, 0644);
 	if (fd < 0)
 		fprintf(stderr, "open %s: %s\n", name, strerror(errno));
 	return fd;
@@ -103,7 +108,7 @@ int main(int argc, char **argv)
 	unsigned long long total, done = 0;
 	char *buf;
 
-	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:R:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:R:d")) != -1) {
 		switch (opt) {
 		case 'F': {
 			struct sched_param sp = { .sched_priority = 1 };
@@ -122,6 +127,9 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			do_fsync = 1;
+			break;
+		case 'd':
+			open_flags |= O_DIRECT;
 			break;
 		case 't':
 			limit = atof(optarg);
@@ -146,8 +154,8 @@ int main(int argc, char **argv)
 	if (argc - optind != 2 || bs_kb <= 0)
 		goto usage;
 	total = strtoull(argv[optind + 1], NULL, 0) << 20;
-	buf = malloc(bs_kb << 10);
-	if (!buf)
+	/* O_DIRECT wants the buffer aligned to the logical block size. */
+	if (posix_memalign((void **)&buf, 4096, bs_kb << 10))
 		return 1;
 	memset(buf, 0x5a, bs_kb << 10);
 	if (passes)
@@ -207,6 +215,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F]\n"
-			"                  [-r PASSES] [-R MBPS]\n");
+			"                  [-r PASSES] [-R MBPS] [-d]\n");
 	return 2;
 }

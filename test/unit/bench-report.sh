@@ -30,3 +30,36 @@ if [[ $line == "| k | 128 B | 96 B | 16 KiB | 4096 | 912 KiB |" ]]; then
 else
 	echo "FAIL unit/bench_report_memory: 128 B, 96 B, 16 KiB, 4096, 912 KiB expected: ${line:-no row}"
 fi
+
+# The fast case's O_DIRECT control: loop ratio and the hog's rate, stock only.
+{
+	for v in 0.40 0.40 0.40; do
+		echo "disk=0 RESULT series=k mode=stock case=fast hog=none loop=1 secs=$v"
+		echo "disk=0 RESULT series=k mode=stock case=fast hog=direct loop=1 secs=0.60"
+		echo "disk=0 RESULT series=k mode=stock case=fast hog=fast loop=1 secs=0.50"
+	done
+	echo "disk=0 HOG series=k mode=stock case=fast hog=direct phase=alone disk_mibps=300.0"
+	echo "disk=0 HOG series=k mode=stock case=fast hog=direct phase=loops disk_mibps=150.0"
+	echo "disk=0 HOG series=k mode=stock case=fast hog=fast phase=alone disk_mibps=250.0"
+} > "$raw"
+line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | control: O_DIRECT')
+if [[ $line == "| k | control: O_DIRECT hog on the fast disk, no dirty page | stock | 0.40 | 0.60 | 1.50 | 300.0 | | 150.0 | 50% | | | |" ]]; then
+	echo "ok unit/bench_report_direct_control"
+else
+	echo "FAIL unit/bench_report_direct_control: loop 0.40 -> 0.60 (1.50), hog 300.0 then 150.0 (50%) expected: ${line:-no row}"
+fi
+
+# A latency case is one disk, named with its milliseconds, fsyncs included.
+{
+	echo "disk=20 RESULT series=k mode=pwthrottle case=latency20 hog=none loop=1 secs=0.40"
+	echo "disk=20 RESULT series=k mode=pwthrottle case=latency20 hog=disk loop=1 secs=0.44"
+	echo "disk=20 FSYNC series=k mode=pwthrottle case=latency20 hog=none secs=1.0"
+	echo "disk=20 FSYNC series=k mode=pwthrottle case=latency20 hog=disk secs=3.0"
+	echo "disk=20 HOG series=k mode=pwthrottle case=latency20 hog=disk phase=alone disk_mibps=18.0"
+} > "$raw"
+line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | one disk')
+if [[ $line == "| k | one disk, 20 MiB/s, writes 20 ms late (dm-delay) | pwthrottle | 0.40 | 0.44 | 1.10 | 18.0 | - | "*" | 1.0 | 3.0 | 3.0 |" ]]; then
+	echo "ok unit/bench_report_latency"
+else
+	echo "FAIL unit/bench_report_latency: one disk, 20 MiB/s, writes 20 ms late; loop 1.10, fsync 3.0 expected: ${line:-no row}"
+fi
