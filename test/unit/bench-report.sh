@@ -63,3 +63,18 @@ if [[ $line == "| k | one disk, 20 MiB/s, writes 20 ms late (dm-delay) | pwthrot
 else
 	echo "FAIL unit/bench_report_latency: one disk, 20 MiB/s, writes 20 ms late; loop 1.10, fsync 3.0 expected: ${line:-no row}"
 fi
+
+# A hog's rate in runs pooled is their median too, not the last run's.
+{
+	echo "disk=20 HOG series=k mode=stock case=slow hog=disk phase=alone disk_mibps=20.0"
+	echo "disk=20 HOG series=k mode=stock case=slow hog=disk phase=alone disk_mibps=18.0"
+	echo "disk=20 HOG series=k mode=pwthrottle case=slow hog=disk phase=alone disk_mibps=19.0"
+	echo "disk=20 RESULT series=k mode=stock case=slow hog=none loop=1 secs=0.40"
+	echo "disk=20 RESULT series=k mode=pwthrottle case=slow hog=none loop=1 secs=0.40"
+} > "$raw"
+line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | one disk, 20 MiB/s | stock')
+if [[ $line == "| k | one disk, 20 MiB/s | stock | 0.40 | "*" | 19.0 | 100% | "* ]]; then
+	echo "ok unit/bench_report_hog_pooled"
+else
+	echo "FAIL unit/bench_report_hog_pooled: stock alone 20.0 and 18.0 pooled should read 19.0: ${line:-no row}"
+fi
