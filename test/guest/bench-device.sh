@@ -105,7 +105,7 @@ fsyncs() {	# MODE HOG: 20 x (4 KiB write + fsync), an editor's saves
 
 # with_hog MODE NAME DEV FILE [OPTION...]: a hog writing FILE on DEV (with
 # pwt-writer's OPTIONs), as a job of its own; its disk rate alone and while
-# the loop (and, on a slow disk, the fsyncs) run beside it.
+# the loop (and, with one disk, the fsyncs) run beside it.
 with_hog() {
 	local mode=$1 name=$2 dev=$3 file=$4 hog d0 d1 d2 t0 t1 t2
 	shift 4
@@ -170,9 +170,10 @@ for mode in $MODES; do
 		# The controls, stock only. No I/O, one vCPU kept busy: under
 		# TCG the fast hog's page copying competes with the loop for the
 		# 2 vCPUs. And a hog writing the fast disk with O_DIRECT, 4 MiB a
-		# write: the disk and the host's CPUs as busy, but no dirty page,
-		# so no throttle, stock's or ours, has anything to do: the loop
-		# beside it is as fast as any throttle can make it here.
+		# write: the disk busier than the buffered hog keeps it (3-4
+		# times the rate), but no dirty page and no page cache, so no
+		# throttle, stock's or ours, has anything to do: the loop beside
+		# it is as fast as any throttle could make it here.
 		if [ "$mode" = stock ]; then
 			sh -c 'while :; do :; done' &
 			cpu=$!
