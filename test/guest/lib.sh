@@ -145,10 +145,10 @@ wait_gone() { wait "$1"; }
 # --- shared by the benchmarks ---
 now() { awk '{ print $1 }' /proc/uptime; }
 wchar() { awk '$1 == "wchar:" { print $2 }' /proc/$1/io; }
-# disk_bytes [DEV]: bytes DEV (default vda) has written (sectors of 512 bytes).
-# Pages kswapd has reclaimed since boot: a light writer beside a fast
-# buffered hog allocates from memory the hog's clean cache fills.
+# kswapd_pages: pages kswapd has reclaimed since boot (a light writer beside
+# a fast buffered hog allocates from memory the hog's clean cache fills).
 kswapd_pages() { awk '$1 == "pgsteal_kswapd" { print $2 }' /proc/vmstat; }
+# disk_bytes [DEV]: bytes DEV (default vda) has written (sectors of 512 bytes).
 disk_bytes() { awk '{ print $7 * 512 }' /sys/block/${1:-vda}/stat; }
 rate() {	# bytes secs -> MiB/s
 	awk -v b="$1" -v s="$2" 'BEGIN { printf "%.1f\n", b / 1048576 / s }'
