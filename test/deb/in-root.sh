@@ -3,8 +3,8 @@
 #
 # What a user of Debian RELEASE does with pwthrottle-dkms, run inside a
 # throwaway copy of a scripts/check-deb root: apt install, a second kernel's
-# headers later, apt purge. One "ok NAME" or "FAIL NAME: why" line per test
-# on stdout; the commands' output goes to stderr.
+# headers later, apt purge. A KTAP document on stdout, a line per test ("ok
+# N NAME", "not ok N NAME # why"); the commands' output goes to stderr.
 #
 #   in-root.sh RELEASE VERSION REL1 REL2
 #     RELEASE  bookworm or trixie, the prefix of the test names
@@ -21,8 +21,11 @@ release=$1 version=$2 rel1=$3 rel2=$4
 deb=/pwt/pwthrottle-dkms_${version}_all.deb
 tools=/pwt/pwthrottle-tools_${version}_$(dpkg --print-architecture).deb
 export DEBIAN_FRONTEND=noninteractive
-ok() { echo "ok $release/$*"; }
-fail() { echo "FAIL $release/$1: $2"; }
+n=0
+result() { n=$((n + 1)); echo "$1 $n $release/$2${3:+ # $3}"; }
+ok() { result ok "$*"; }
+fail() { result "not ok" "$1" "$2"; }
+echo "KTAP version 1"
 # Quiet on stdout: the test lines are all it carries.
 run() { "$@" >&2; }
 

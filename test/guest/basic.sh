@@ -85,11 +85,12 @@ log "dirty_thresh: pwthrottle $ours, kernel $kern"
 expect thresh_matches_kernel "pwthrottle $ours vs vmstat $kern (within 2%)" \
 	[ $(( (ours - kern) * (ours - kern) * 2500 )) -le $(( kern * kern )) ]
 # ...and follows vm.dirty_bytes within a second.
+vm_dirty_save
 echo $((64 << 20)) > /proc/sys/vm/dirty_bytes
 sleep 1
 expect thresh_follows_dirty_bytes "64 MiB = 16384 pages, got $(stat_of dirty_thresh)" \
 	[ "$(stat_of dirty_thresh)" = 16384 ]
-echo 20 > /proc/sys/vm/dirty_ratio
+vm_dirty_restore
 
 expect unload "rmmod succeeds" unload
 expect unload_sysctl_gone "no vm.dirty_ratio_centisecs" [ ! -e $SYSCTL ]

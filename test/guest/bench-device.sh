@@ -66,6 +66,7 @@ mode_on() {
 	pwthrottle) load ;;
 	pwthrottle_*) load inflight_ms=${1#pwthrottle_} ;;
 	dirty_bytes)
+		vm_dirty_save
 		echo $((32 << 20)) > /proc/sys/vm/dirty_bytes
 		echo $((16 << 20)) > /proc/sys/vm/dirty_background_bytes ;;
 	strict_limit)
@@ -76,9 +77,7 @@ mode_on() {
 mode_off() {
 	case $1 in
 	pwthrottle*) unload ;;
-	dirty_bytes)	# setting a ratio clears its bytes twin
-		echo 20 > /proc/sys/vm/dirty_ratio
-		echo 10 > /proc/sys/vm/dirty_background_ratio ;;
+	dirty_bytes) vm_dirty_restore ;;
 	strict_limit) echo 0 > /sys/class/bdi/$(cat /sys/block/$2/dev)/strict_limit ;;
 	esac
 }

@@ -7,7 +7,6 @@
 mount_scratch
 dmesg_mark
 load
-PWT_W=/bin/pwt-writer
 
 # --- A hog is predicted and throttled; a light writer beside it is not. ---
 # The hog is a job of its own (setsid), as a shell starts "cp ... &":
@@ -85,23 +84,21 @@ sync
 # pair sees both 0 and, until its next refresh, takes every writer for an
 # over-dirtier. Every decision carries its threshold (trace event). No
 # comm recording: see observe.sh (it would patch __schedule() under TCG).
-TR=/sys/kernel/tracing
-echo 0 > $TR/options/record-cmd
-echo 0 > $TR/tracing_on
-echo > $TR/trace
-echo 1 > $TR/events/pwthrottle/pwt_decision/enable
+trace_reset
+trace_events 1 pwt_decision
 echo 1 > $TR/tracing_on
 $PWT_W /mnt/flip 2000 -t 10 > /dev/null &
 flipper=$!
 flips=0
+vm_dirty_save
 while alive $flipper; do
 	echo 20 > /proc/sys/vm/dirty_ratio
 	echo $((96 << 20)) > /proc/sys/vm/dirty_bytes
 	flips=$((flips + 1))
 done
-echo 20 > /proc/sys/vm/dirty_ratio
+vm_dirty_restore
 echo 0 > $TR/tracing_on
-echo 0 > $TR/events/pwthrottle/pwt_decision/enable
+trace_events 0 pwt_decision
 grep ' pwt_decision: ' $TR/trace > /tmp/flip.trace
 ndec=$(wc -l < /tmp/flip.trace)
 nzero=$(grep -c ' dirty_thresh=0 ' /tmp/flip.trace)
@@ -157,9 +154,8 @@ lone() {
 # lucky outlier of one side.
 mod1=$(lone); unload; stock1=$(lone); load; mod2=$(lone); unload; stock2=$(lone); load
 mod3=$(lone); unload; stock3=$(lone); load
-median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
-mod=$(median $mod1 $mod2 $mod3)
-stock=$(median $stock1 $stock2 $stock3)
+mod=$(printf '%s\n' $mod1 $mod2 $mod3 | median)
+stock=$(printf '%s\n' $stock1 $stock2 $stock3 | median)
 log "lone 300 MB writer incl. fsync: pwthrottle $mod1 $mod2 $mod3 MB/s, stock $stock1 $stock2 $stock3 MB/s"
 expect lone_writer_not_wedged "pwthrottle $mod MB/s >= 80% of stock $stock MB/s" \
 	awk -v m="$mod" -v s="$stock" -v f=$lone_min_share \

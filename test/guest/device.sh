@@ -6,8 +6,6 @@
 # light writer on the fast disk is not made to pay for the stick's hog.
 . /pwt/lib.sh
 
-PWT_W=/bin/pwt-writer
-TR=/sys/kernel/tracing
 mount_scratch
 mkdir -p /stick
 mount /dev/vdb /stick || { fail stick_mount "no /dev/vdb (vm-run --disk2)"; finish; }
@@ -34,6 +32,7 @@ bdi_stat() {
 # (vm-run --disk-mb 8192; the hold keeps its entry until after the second
 # look.) A hog judged by the memory rule alone would be forced to write
 # back every chunk (2 MiB): about 30 times a second.
+vm_dirty_save
 echo $((16 << 20)) > /proc/sys/vm/dirty_background_bytes
 setsid $PWT_W /mnt/fast 1000 -R 64 -t 11 -h 4 > /tmp/fast.out &
 hog=$!
@@ -45,7 +44,7 @@ thr1=$(task_field $hog throttles)
 chk1=$(stat_of checks)
 wait $hog
 st=$?
-echo 10 > /proc/sys/vm/dirty_background_ratio
+vm_dirty_restore
 log "fast disk: $(cat /tmp/fast.out); from 6 s to 11 s $((chk1 - chk0)) decisions, throttles ${thr0:-none} -> ${thr1:-none}; bandwidth $(bdi_stat vda BdiWriteBandwidth) kBps"
 expect fast_hog_completes "hog exits 0" [ $st = 0 ]
 expect fast_hog_decides "the hog was still writing from 6 s to 11 s: $((chk1 - chk0)) decisions > 100" \
@@ -56,10 +55,8 @@ rm -f /mnt/fast
 sync
 
 # --- A copy to the stick: caught, its writeback bounded by time. ---
-echo 0 > $TR/options/record-cmd
-echo 0 > $TR/tracing_on
-echo > $TR/trace
-echo 1 > $TR/events/pwthrottle/pwt_throttle/enable
+trace_reset
+trace_events 1 pwt_throttle
 # Steady state only: for its first seconds the kernel has not measured the
 # stick yet (its estimate starts at 100 MB/s and converges over seconds),
 # pwthrottle decides as in 2005, and the flusher drains what the hog
@@ -104,7 +101,7 @@ wait $light
 hthr=$(task_field $hog throttles)
 kill $hog 2> /dev/null
 wait $hog
-echo 0 > $TR/events/pwthrottle/pwt_throttle/enable
+trace_events 0 pwt_throttle
 grep ' pwt_throttle: ' $TR/trace > /tmp/stick.trace
 # The events' own view: the bound is inflight_ms of the bandwidth (or the
 # smallest bound, four 16-page chunks).

@@ -49,8 +49,6 @@ sampler() {
 	done
 }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-
 for mode in $MODES; do
 	# shellcheck disable=SC2086
 	[ "$mode" = pwthrottle ] && load $PARAMS

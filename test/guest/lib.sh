@@ -1,22 +1,41 @@
 # SPDX-License-Identifier: GPL-2.0
 # Shared by the guest tests. Sourced by busybox sh inside the VM; results go
-# to fd 3 (the second serial port), one line each:
-#   ok NAME | FAIL NAME: why | SKIP NAME: why
-# NAME is prefixed with the kernel's release less "-amd64" (6.1.0-57,
+# to fd 3 (the second serial port) as KTAP (Documentation/dev-tools/ktap.rst):
+# "KTAP version 1" once per boot, then one line per test,
+#   ok N NAME | not ok N NAME # why | ok N NAME # SKIP why
+# N counts the boot's tests in /tmp/ktap.count, since one boot may run its
+# tests in several processes (torture.sh runs a script per concern). NAME
+# is prefixed with the kernel's release less "-amd64" (6.1.0-57,
 # 6.12.118+deb13-rt, 7.3.4+deb13) so every kernel's runs stay apart.
 
 KO=/lib/modules/extra/pwthrottle.ko
 DBG=/sys/kernel/debug/pwthrottle
 PARAMS=/sys/module/pwthrottle/parameters
 SYSCTL=/proc/sys/vm/dirty_ratio_centisecs
+TR=/sys/kernel/tracing
+# The static test tools (scripts/build-test-tools; vm-run --file
+# build/tools:/opt/pwt) where a suite needs more than pwt-writer.
+T=/opt/pwt
+PWT_W=/bin/pwt-writer
 SERIES=$(uname -r | sed 's/-amd64$//')
 FAILED=0
 
+KTAP_COUNT=/tmp/ktap.count
+
 say() { echo "$*" >&3; echo "$*"; }
-ok() { say "ok $SERIES/$1"; }
-fail() { say "FAIL $SERIES/$1: $2"; FAILED=1; }
-skip() { say "SKIP $SERIES/$1: $2"; }
+# result ok|"not ok" NAME [DIAGNOSTIC]: the boot's next test line.
+result() {
+	local n
+	read -r n < $KTAP_COUNT
+	n=$((n + 1))
+	echo $n > $KTAP_COUNT
+	say "$1 $n $SERIES/$2${3:+ # $3}"
+}
+ok() { result ok "$1"; }
+fail() { result "not ok" "$1" "$2"; FAILED=1; }
+skip() { result ok "$1" "SKIP $2"; }
 log() { echo "# $*"; }
+[ -e $KTAP_COUNT ] || { echo 0 > $KTAP_COUNT; say "KTAP version 1"; }
 
 # expect NAME DESCRIPTION CONDITION...: one test line from a shell condition.
 # CONDITION is one command: "expect ... [ a ] && [ b ]" would test only a
@@ -40,13 +59,92 @@ alive() {
 debug_kernel() { case $(uname -r) in *-pwtdebug) return 0 ;; esac; return 1; }
 
 load() { insmod "$KO" "$@"; }
-unload() { rmmod pwthrottle && leak_scan; }
 loaded() { grep -q '^pwthrottle ' /proc/modules; }
+# unload: rmmod, bounded (rmmod_bounded), then a kmemleak scan where there
+# is kmemleak (leak_scan).
+unload() { rmmod_bounded && leak_scan; }
+ensure_unloaded() { ! loaded || unload; }
+
+# wait_max PID SECS [POLL_US]: the job's exit status; 124 if it had to be
+# killed, 125 if even SIGKILL did not end it (asleep in the kernel for good).
+wait_max() {
+	local poll=${3:-200000} n
+	n=$(($2 * 1000000 / poll))
+	while alive "$1" && [ $n -gt 0 ]; do
+		usleep "$poll"
+		n=$((n - 1))
+	done
+	alive "$1" || { wait "$1"; return; }
+	kill -9 "$1" 2>/dev/null
+	n=25
+	while alive "$1" && [ $n -gt 0 ]; do
+		usleep 200000
+		n=$((n - 1))
+	done
+	alive "$1" && return 125
+	wait "$1"
+	return 124
+}
+
+# rmmod, bounded: after an oops inside pwthrottle the dead task never
+# leaves its SRCU read section and rmmod would wait for ever. Say so and
+# end the run, instead of sitting until the harness kills the VM.
+rmmod_bounded() {
+	local st
+	rmmod pwthrottle &
+	wait_max $! 60 20000
+	st=$?
+	if [ $st -ge 124 ]; then
+		fail rmmod_hung "rmmod pwthrottle did not return in 60 s; ending the run"
+		touch /tmp/rmmod_hung	# for torture.sh: no concern after this one
+		finish
+	fi
+	return $st
+}
+
+# The vm.dirty_* sysctls, saved by a test before it changes them and put
+# back after. Of each pair (dirty_bytes and dirty_ratio, their background
+# twins) the kernel keeps one set and reads the other as 0: writing the
+# non-zero one restores both.
+VM_DIRTY_KNOBS="dirty_bytes dirty_ratio dirty_background_bytes dirty_background_ratio
+	dirty_expire_centisecs dirty_writeback_centisecs"
+vm_dirty_save() {
+	local k v
+	VM_DIRTY_SAVED=''
+	for k in $VM_DIRTY_KNOBS; do
+		read -r v < /proc/sys/vm/$k
+		VM_DIRTY_SAVED="$VM_DIRTY_SAVED $k=$v"
+	done
+}
+vm_dirty_restore() {
+	local kv
+	for kv in $VM_DIRTY_SAVED; do
+		case ${kv%%=*} in
+		*_bytes | *_ratio) [ "${kv#*=}" != 0 ] || continue ;;
+		esac
+		echo "${kv#*=}" > "/proc/sys/vm/${kv%%=*}"
+	done
+}
 
 # trace_overrun: events the trace buffer lost (overwritten), all CPUs.
 trace_overrun() {
 	cat /sys/kernel/tracing/per_cpu/cpu*/stats |
 		awk '/^overrun:/ { n += $2 } END { print n + 0 }'
+}
+
+# trace_reset: tracing off, its buffer empty, no comm recording: enabling
+# the first event would otherwise hook sched_switch and sched_wakeup,
+# patching __schedule() while the other vCPU runs it (observe.sh).
+trace_reset() {
+	echo 0 > $TR/options/record-cmd
+	echo 0 > $TR/tracing_on
+	echo > $TR/trace
+}
+# trace_events 1|0 EVENT...: switch pwthrottle's trace events on or off.
+trace_events() {
+	local v=$1 e
+	shift
+	for e in "$@"; do echo "$v" > $TR/events/pwthrottle/$e/enable; done
 }
 
 # stat_of KEY: a value from debugfs stats.
@@ -142,8 +240,90 @@ peak_of() { sort -n "$1" | tail -1; }
 # wait_gone PID: wait for a background job to finish, return its status.
 wait_gone() { wait "$1"; }
 
-# --- shared by the benchmarks ---
+# --- time ---
 now() { awk '{ print $1 }' /proc/uptime; }
+# Centiseconds since boot: busybox date has no sub-second format.
+now_cs() {
+	local up rest
+	read -r up rest < /proc/uptime
+	echo "${up%.*}${up#*.}"
+}
+secs_since() { awk -v a="$1" -v b="$(now_cs)" 'BEGIN { printf "%.2f", (b - a) / 100 }'; }
+# median: of the numbers on stdin, the middle one (of an even count, the
+# lower middle one).
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# --- shared by the torture concerns (torture.sh, torture/) ---
+# big SMALL LARGE: make check's count, or torture.sh long's.
+big() { if [ "${PWT_LONG:-0}" = 1 ]; then echo "$2"; else echo "$1"; fi; }
+# A marker in the kernel log, so "since" survives the ring buffer wrapping,
+# which counting lines would not.
+tmark() { echo "pwt-torture: mark $1" > /dev/kmsg; }
+tsince() { dmesg | sed -n "/pwt-torture: mark $1\$/,\$p"; }
+tclean() { ! tsince "$1" | grep -qE 'WARNING:|BUG:|Oops|Call Trace|general protection|blocked for more than'; }
+drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+# Host binaries (mkfs.xfs, mkfs.btrfs) through their own loader and libraries.
+fsbin() {
+	local p=$1
+	shift
+	"$T/fsbin/lib/ld-linux-x86-64.so.2" --library-path "$T/fsbin/lib" "$T/fsbin/bin/$p" "$@"
+}
+have_fsbin() { [ -x "$T/fsbin/bin/$1" ]; }
+
+# scratch FS [MOUNT_OPTIONS]: /mnt is /dev/vda freshly formatted as FS.
+scratch() {
+	local fs=$1 opts=${2:-defaults}
+	grep -q ' /mnt ' /proc/mounts && umount /mnt
+	case $fs in
+	ext4) fsbin mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/vda || return 1 ;;
+	xfs) fsbin mkfs.xfs -q -f -K /dev/vda || return 1 ;;
+	btrfs) fsbin mkfs.btrfs -q -f /dev/vda > /dev/null || return 1 ;;
+	esac
+	mkdir -p /mnt
+	mount -t "$fs" -o "$opts" /dev/vda /mnt
+}
+
+# verify_all MANIFEST...: every listed file read back from the disk, not the
+# page cache, matches its pattern. Prints what failed.
+verify_all() {
+	local m bad=0
+	drop_caches
+	for m in "$@"; do
+		"$T/pwt-pattern" -V "$m" > /tmp/verify.out 2>&1 || { bad=1; cat /tmp/verify.out; }
+		log "verify $m: $(cat /tmp/verify.out)"
+	done
+	return $bad
+}
+
+# on_fs FS: /mnt holds FS: as mounted, or the scratch disk mounted as FS,
+# or formatted anew (scratch). The torture concerns each start with the
+# file system their checks were written for, whatever ran before them.
+on_fs() {
+	grep -q " /mnt $1 " /proc/mounts && return 0
+	grep -q ' /mnt ' /proc/mounts && umount /mnt
+	mkdir -p /mnt
+	mount -t "$1" /dev/vda /mnt 2>/dev/null || scratch "$1"
+}
+
+# torture_run NAME [FS]: run one torture concern, t_NAME, as torture.sh
+# or the concern's own script alone does: the static tools there, nothing
+# loaded, /mnt on FS (if given; the concern skips where FS cannot be
+# made), and the vm.dirty_* sysctls put back after.
+torture_run() {
+	local name=$1
+	[ -x "$T/pwt-pattern" ] || { fail torture "no tools in $T (scripts/build-test-tools; vm-run --file build/tools:$T)"; finish; }
+	[ -x "$T/pwt-writer" ] && PWT_W=$T/pwt-writer
+	ensure_unloaded
+	[ -z "${2:-}" ] || on_fs "$2" || { skip "$name" "no $2 on /mnt (mkfs.$2 missing?)"; finish; }
+	vm_dirty_save
+	"t_$name"
+	vm_dirty_restore
+	ensure_unloaded
+	finish
+}
+
+# --- shared by the benchmarks ---
 wchar() { awk '$1 == "wchar:" { print $2 }' /proc/$1/io; }
 # kswapd_pages: pages kswapd has reclaimed since boot (a light writer beside
 # a fast buffered hog allocates from memory the hog's clean cache fills).

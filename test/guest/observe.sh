@@ -6,9 +6,7 @@
 # throttles the scratch disk).
 . /pwt/lib.sh
 
-T=/sys/kernel/tracing
-EV=$T/events/pwthrottle
-PWT_W=/bin/pwt-writer
+EV=$TR/events/pwthrottle
 PWTOP=/bin/pwtop
 
 # No comm recording: enabling the first event and disabling the last would
@@ -17,7 +15,7 @@ PWTOP=/bin/pwtop
 # stale int3 there (a CPU looping in exc_int3 on a site that holds a NOP,
 # IRQs off, the patching CPU waiting for it forever). Our events carry pid
 # and comm themselves.
-echo 0 > $T/options/record-cmd
+echo 0 > $TR/options/record-cmd
 
 mount_scratch
 dmesg_mark
@@ -31,18 +29,18 @@ jfield() {
 # --- The trace events: present, firing at decisions only, readable. ---
 expect events_present "$EV/pwt_decision and pwt_throttle in tracefs" \
 	[ -f $EV/pwt_decision/format -a -f $EV/pwt_throttle/format ]
-echo 0 > $T/tracing_on
-echo > $T/trace
+echo 0 > $TR/tracing_on
+echo > $TR/trace
 echo 1 > $EV/enable
-echo 1 > $T/tracing_on
+echo 1 > $TR/tracing_on
 checks0=$(stat_of checks)
 thr0=$(stat_of throttles)
 $PWT_W /mnt/hog 200 -t 6 > /dev/null
 checks=$(($(stat_of checks) - checks0))
 thr=$(($(stat_of throttles) - thr0))
-echo 0 > $T/tracing_on
-grep ' pwt_decision: ' $T/trace > /tmp/dec.trace
-grep ' pwt_throttle: ' $T/trace > /tmp/thr.trace
+echo 0 > $TR/tracing_on
+grep ' pwt_decision: ' $TR/trace > /tmp/dec.trace
+grep ' pwt_throttle: ' $TR/trace > /tmp/thr.trace
 ndec=$(wc -l < /tmp/dec.trace)
 nthr=$(wc -l < /tmp/thr.trace)
 lost=$(trace_overrun)
@@ -68,8 +66,8 @@ bad=$(grep -cvE ' pwt_throttle: pid=[0-9]+ comm=pwt-writer pages=[0-9]+ wait_us=
 expect throttle_event_format "every pwt_throttle line has pid, comm, pages, wait_us, a reason name, bw, writeback and limit ($bad bad)" \
 	[ "$bad" = 0 ]
 echo 0 > $EV/enable
-echo > $T/trace
-echo 1 > $T/tracing_on
+echo > $TR/trace
+echo 1 > $TR/tracing_on
 rm -f /mnt/hog
 sync
 
@@ -174,7 +172,7 @@ echo 1 > $EV/enable
 setsid $PWT_W /mnt/hog 300 -t 10 > /dev/null &
 hog=$!
 sleep 4
-n=$(grep -c ' pwt_throttle: ' $T/trace)
+n=$(grep -c ' pwt_throttle: ' $TR/trace)
 unload
 rc=$?
 expect rmmod_while_tracing "rmmod with events enabled: exit $rc, events dir gone, $n throttle events before" \
@@ -186,7 +184,7 @@ expect reload_events_off "reloaded: events back, disabled" \
 	[ "$(cat $EV/pwt_decision/enable)" = 0 -a "$(cat $EV/pwt_throttle/enable)" = 0 ]
 unload
 rm -f /mnt/hog
-echo > $T/trace
+echo > $TR/trace
 
 expect dmesg_clean "no WARNING/BUG/Oops" dmesg_clean
 umount /mnt

@@ -9,9 +9,6 @@
 # together as one writer.
 . /pwt/lib.sh
 
-T=/opt/pwt
-TR=/sys/kernel/tracing
-PWT_W=/bin/pwt-writer
 mount_scratch
 dmesg_mark
 load
@@ -158,8 +155,7 @@ if losetup /dev/loop0 /mnt/loop.img 2>/dev/null && mke2fs -q /dev/loop0 > /dev/n
 	bufkb=$(cut -d' ' -f1 $TR/buffer_size_kb)
 	echo 8192 > $TR/buffer_size_kb	# the hog's events too, per CPU
 	echo > $TR/trace
-	echo 1 > $TR/events/pwthrottle/pwt_decision/enable
-	echo 1 > $TR/events/pwthrottle/pwt_throttle/enable
+	trace_events 1 pwt_decision pwt_throttle
 	setsid $PWT_W /mnt2/hog 300 -t 15 > /dev/null 2>&1 &
 	hog=$!
 	sleep 4
@@ -171,8 +167,7 @@ if losetup /dev/loop0 /mnt/loop.img 2>/dev/null && mke2fs -q /dev/loop0 > /dev/n
 	wait $light
 	kill $hog 2> /dev/null
 	wait $hog
-	echo 0 > $TR/events/pwthrottle/pwt_throttle/enable
-	echo 0 > $TR/events/pwthrottle/pwt_decision/enable
+	trace_events 0 pwt_throttle pwt_decision
 	lost=$(trace_overrun)
 	echo "$bufkb" > $TR/buffer_size_kb
 	# Pages dirtied between holds: the sum of the decisions' dirtied=.

@@ -3,8 +3,10 @@
 # scripts/bench-report on a few lines made up for the purpose: what make
 # bench's tables say must be what the raw lines say.
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/scripts/common.sh"
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT
+echo "KTAP version 1"
 
 # Pooled runs give a cell an even count of values: its median is the mean
 # of the middle two, not the lower one (which read a lone hog on trixie's
@@ -16,20 +18,14 @@ for v in 200 200 200 200; do
 	echo "disk=0 HOG series=k mode=pwthrottle case=fastab hog=fast phase=alone round=1 disk_mibps=$v"
 done >> "$raw"
 line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k |')
-if [[ $line == *"| 100% |" ]]; then
-	echo "ok unit/bench_report_even_median"
-else
-	echo "FAIL unit/bench_report_even_median: stock 100 100 300 300, pwthrottle 200 x 4 should read 100%: ${line:-no row}"
-fi
+[[ $line == *"| 100% |" ]]
+ktap_verdict $? unit/bench_report_even_median "stock 100 100 300 300, pwthrottle 200 x 4 should read 100%: ${line:-no row}"
 
 # The memory table: one row per kernel, bytes as the guest read them.
 echo "disk=0 MEMORY series=k task_bytes=128 group_bytes=96 hash_bytes=16384 max_tasks=4096 max_bytes=933888" > "$raw"
 line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k |')
-if [[ $line == "| k | 128 B | 96 B | 16 KiB | 4096 | 912 KiB |" ]]; then
-	echo "ok unit/bench_report_memory"
-else
-	echo "FAIL unit/bench_report_memory: 128 B, 96 B, 16 KiB, 4096, 912 KiB expected: ${line:-no row}"
-fi
+[[ $line == "| k | 128 B | 96 B | 16 KiB | 4096 | 912 KiB |" ]]
+ktap_verdict $? unit/bench_report_memory "128 B, 96 B, 16 KiB, 4096, 912 KiB expected: ${line:-no row}"
 
 # The fast case's O_DIRECT control: loop ratio and the hog's rate, stock only.
 {
@@ -43,11 +39,8 @@ fi
 	echo "disk=0 HOG series=k mode=stock case=fast hog=fast phase=alone disk_mibps=250.0"
 } > "$raw"
 line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | control: O_DIRECT')
-if [[ $line == "| k | control: O_DIRECT hog on the fast disk, no dirty page | stock | 0.40 | 0.60 | 1.50 | 300.0 | | 150.0 | 50% | | | |" ]]; then
-	echo "ok unit/bench_report_direct_control"
-else
-	echo "FAIL unit/bench_report_direct_control: loop 0.40 -> 0.60 (1.50), hog 300.0 then 150.0 (50%) expected: ${line:-no row}"
-fi
+[[ $line == "| k | control: O_DIRECT hog on the fast disk, no dirty page | stock | 0.40 | 0.60 | 1.50 | 300.0 | | 150.0 | 50% | | | |" ]]
+ktap_verdict $? unit/bench_report_direct_control "loop 0.40 -> 0.60 (1.50), hog 300.0 then 150.0 (50%) expected: ${line:-no row}"
 
 # A latency case is one disk, named with its milliseconds, fsyncs included.
 {
@@ -58,11 +51,8 @@ fi
 	echo "disk=20 HOG series=k mode=pwthrottle case=latency20 hog=disk phase=alone disk_mibps=18.0"
 } > "$raw"
 line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | one disk')
-if [[ $line == "| k | one disk, 20 MiB/s, writes 20 ms late (dm-delay) | pwthrottle | 0.40 | 0.44 | 1.10 | 18.0 | - | "*" | 1.0 | 3.0 | 3.0 |" ]]; then
-	echo "ok unit/bench_report_latency"
-else
-	echo "FAIL unit/bench_report_latency: one disk, 20 MiB/s, writes 20 ms late; loop 1.10, fsync 3.0 expected: ${line:-no row}"
-fi
+[[ $line == "| k | one disk, 20 MiB/s, writes 20 ms late (dm-delay) | pwthrottle | 0.40 | 0.44 | 1.10 | 18.0 | - | "*" | 1.0 | 3.0 | 3.0 |" ]]
+ktap_verdict $? unit/bench_report_latency "one disk, 20 MiB/s, writes 20 ms late; loop 1.10, fsync 3.0 expected: ${line:-no row}"
 
 # A hog's rate in runs pooled is their median too, not the last run's.
 {
@@ -73,8 +63,5 @@ fi
 	echo "disk=20 RESULT series=k mode=pwthrottle case=slow hog=none loop=1 secs=0.40"
 } > "$raw"
 line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | one disk, 20 MiB/s | stock')
-if [[ $line == "| k | one disk, 20 MiB/s | stock | 0.40 | "*" | 19.0 | 100% | "* ]]; then
-	echo "ok unit/bench_report_hog_pooled"
-else
-	echo "FAIL unit/bench_report_hog_pooled: stock alone 20.0 and 18.0 pooled should read 19.0: ${line:-no row}"
-fi
+[[ $line == "| k | one disk, 20 MiB/s | stock | 0.40 | "*" | 19.0 | 100% | "* ]]
+ktap_verdict $? unit/bench_report_hog_pooled "stock alone 20.0 and 18.0 pooled should read 19.0: ${line:-no row}"

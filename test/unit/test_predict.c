@@ -2,7 +2,9 @@
 /*
  * Host unit tests for module/predict.c: the prediction and the decision,
  * compiled from the module's own source and run under ASan/UBSan.
- * One line per test: "ok NAME" or "FAIL NAME: why".
+ * KTAP output (Documentation/dev-tools/ktap.rst), as the kernel's own
+ * selftests print it: a diagnostic line per failed check, then one line per
+ * test, "ok N unit/NAME" or "not ok N unit/NAME".
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,10 +17,7 @@ static int cur_failed;
 
 #define CHECK(cond, ...) do {						\
 	if (!(cond)) {							\
-		if (!cur_failed)					\
-			printf("FAIL unit/%s: ", cur);			\
-		else							\
-			printf("     also: ");				\
+		printf("# unit/%s: ", cur);				\
 		printf(__VA_ARGS__);					\
 		printf(" [%s:%d: %s]\n", __FILE__, __LINE__, #cond);	\
 		cur_failed = 1;						\
@@ -33,15 +32,14 @@ static bool decide(const struct pwt_global *g, unsigned long long future, bool w
 	return pwt_decide(g, future, &over);
 }
 
-static void run(const char *name, void (*fn)(void))
+static void run(int nr, const char *name, void (*fn)(void))
 {
 	cur = name;
 	cur_failed = 0;
 	fn();
 	if (cur_failed)
 		failures++;
-	else
-		printf("ok unit/%s\n", name);
+	printf("%s %d unit/%s\n", cur_failed ? "not ok" : "ok", nr, name);
 }
 
 /* HZ=250 as on Debian; 5 s window = 1250 ticks. */
@@ -551,30 +549,45 @@ static void fast_disk_let_go_where_it_was_caught(void)
 	CHECK(!pwt_dev_absorbed(&d, chunk, 100, 1024), "our chunks still queued: held on");
 }
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Every test, in the order they run: the plan line counts them. */
+#define TEST(fn) { #fn, fn }
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} tests[] = {
+	TEST(steady_writer_converges_to_two_windows),
+	TEST(idle_task_decays_once_per_window),
+	TEST(long_sleep_forgets_everything),
+	TEST(tick_wrap_is_one_window),
+	TEST(time_going_backwards_resets),
+	TEST(counts_saturate_instead_of_wrapping),
+	TEST(window_zero_is_off),
+	TEST(hog_is_over_light_writer_is_not),
+	TEST(nothing_dirty_never_over),
+	TEST(over_is_sticky_through_the_halving),
+	TEST(threshold_matches_the_kernel_formula),
+	TEST(dirtied_deltas),
+	TEST(idle_after_one_silent_window),
+	TEST(group_counts_only_writers_at_once),
+	TEST(hold_again_only_hogs),
+	TEST(device_keeps_up_vetoes),
+	TEST(congested_device_hog_caught_early),
+	TEST(freerun_ceiling),
+	TEST(unknown_bandwidth_is_2005),
+	TEST(writeback_sized_by_time),
+	TEST(large_folios_drain_too),
+	TEST(kept_up_takes_rounds_in_a_row),
+	TEST(fast_disk_let_go_where_it_was_caught),
+};
+
 int main(void)
 {
-	run("steady_writer_converges_to_two_windows", steady_writer_converges_to_two_windows);
-	run("idle_task_decays_once_per_window", idle_task_decays_once_per_window);
-	run("long_sleep_forgets_everything", long_sleep_forgets_everything);
-	run("tick_wrap_is_one_window", tick_wrap_is_one_window);
-	run("time_going_backwards_resets", time_going_backwards_resets);
-	run("counts_saturate_instead_of_wrapping", counts_saturate_instead_of_wrapping);
-	run("window_zero_is_off", window_zero_is_off);
-	run("hog_is_over_light_writer_is_not", hog_is_over_light_writer_is_not);
-	run("nothing_dirty_never_over", nothing_dirty_never_over);
-	run("over_is_sticky_through_the_halving", over_is_sticky_through_the_halving);
-	run("threshold_matches_the_kernel_formula", threshold_matches_the_kernel_formula);
-	run("dirtied_deltas", dirtied_deltas);
-	run("idle_after_one_silent_window", idle_after_one_silent_window);
-	run("group_counts_only_writers_at_once", group_counts_only_writers_at_once);
-	run("hold_again_only_hogs", hold_again_only_hogs);
-	run("device_keeps_up_vetoes", device_keeps_up_vetoes);
-	run("congested_device_hog_caught_early", congested_device_hog_caught_early);
-	run("freerun_ceiling", freerun_ceiling);
-	run("unknown_bandwidth_is_2005", unknown_bandwidth_is_2005);
-	run("writeback_sized_by_time", writeback_sized_by_time);
-	run("large_folios_drain_too", large_folios_drain_too);
-	run("kept_up_takes_rounds_in_a_row", kept_up_takes_rounds_in_a_row);
-	run("fast_disk_let_go_where_it_was_caught", fast_disk_let_go_where_it_was_caught);
+	size_t i, n = ARRAY_SIZE(tests);
+
+	printf("KTAP version 1\n1..%zu\n", n);
+	for (i = 0; i < n; i++)
+		run(i + 1, tests[i].name, tests[i].fn);
 	return failures ? 1 : 0;
 }

@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+# torture/eio.sh: the application gets EIO or EROFS once the device fails
+# under a writer in forced writeback (dm-error).
+# One concern of torture.sh (see there); alone: torture.sh eio, or
+# make check T=eio.
+. /pwt/lib.sh
+
+t_eio() {
+	local dm out st w t0
+	modprobe dm_mod 2>/dev/null	# or built in (the debug kernel)
+	if [ ! -c /dev/mapper/control ]; then
+		skip eio "no device-mapper in this kernel"
+		return
+	fi
+	umount /mnt
+	dm=$("$T/pwt-dm" create pwt-eio /dev/vda) || { fail eio "pwt-dm create failed"; mount_scratch; return; }
+	# nodelalloc: once the device fails, ext4 aborts its journal and can
+	# clean no dirty page again. With delayed allocation write() would go on
+	# filling the page cache and the writer would wait in the stock throttle
+	# for ever (stock behaviour, module or not); without it, write() needs a
+	# journal handle and fails with EROFS instead.
+	mount -t ext4 -o nodelalloc "/dev/$dm" /mnt ||
+		{ fail eio "mount /dev/$dm"; "$T/pwt-dm" remove pwt-eio; mount_scratch; return; }
+	tmark eio
+	echo $((16 << 20)) > /proc/sys/vm/dirty_bytes
+	load write_chunk_pages=64
+	# A hog in forced writeback when every I/O starts failing: pwthrottle
+	# starts writeback that fails, and must leave the error for the
+	# application's write() or fsync() to see.
+	$PWT_W /mnt/eio 400 -s > /tmp/eio.out 2>&1 &
+	w=$!
+	t0=$(now_cs)
+	while [ "$(task_field $w throttles)" -lt 3 ] 2>/dev/null || [ -z "$(task_field $w throttles)" ]; do
+		[ $(($(now_cs) - t0)) -lt 1000 ] || break
+		usleep 100000
+	done
+	log "eio: writer throttled $(task_field $w throttles) times; the device fails from now on"
+	"$T/pwt-dm" error pwt-eio /dev/vda
+	wait_max $w 120
+	st=$?
+	out=$(cat /tmp/eio.out)
+	log "eio: writer exit $st: $out; throttles $(stat_of throttles), forced $(stat_of forced_pages)"
+	expect eio_reported "the writer sees EIO or EROFS (exit $st: $out)" \
+		sh -c "[ $st = 1 ] && echo '$out' | grep -qE 'Input/output error|Read-only file system'"
+	unload
+	vm_dirty_restore
+	umount /mnt
+	"$T/pwt-dm" remove pwt-eio
+	expect eio_dmesg_clean "no WARNING/BUG/Oops" tclean eio
+}
+
+torture_run eio ext4

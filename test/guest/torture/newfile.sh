@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0
+# torture/newfile.sh: a throttled writer's first write into new files on XFS.
+# One concern of torture.sh (see there); alone: torture.sh newfile, or
+# make check T=newfile.
+. /pwt/lib.sh
+
+# The hook runs before a write dirties its first page (iomap on both
+# kernels, generic_perform_write from 6.12 on), and XFS attaches an inode to
+# its bdi_writeback only when the first folio is dirtied: a forced writeback
+# decided at that first call meets an inode with no writeback context yet.
+# With 16-page chunks and a 16 MiB dirty limit, every new file's first
+# write() of an over writer is such a decision.
+t_newfile() {
+	local st
+	tmark newfile
+	echo $((16 << 20)) > /proc/sys/vm/dirty_bytes
+	load write_chunk_pages=16
+	"$T/pwt-pattern" -S 16 -n "$(big 4 16)" -k 4 -s 51 /mnt/new > /tmp/new.out 2>&1 &
+	wait_max $! 120
+	st=$?
+	vm_dirty_restore
+	log "newfile: $(cat /tmp/new.out); throttles $(stat_of throttles)"
+	expect newfile_writer "writer of new 16 MB files exits 0 (exit $st: $(cat /tmp/new.out))" [ $st = 0 ]
+	expect newfile_dmesg_clean "no WARNING/BUG/Oops" tclean newfile
+	unload
+	expect newfile_data "the files read back their pattern" verify_all /mnt/new.manifest
+	rm -f /mnt/new*
+}
+
+torture_run newfile xfs
