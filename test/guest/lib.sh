@@ -296,6 +296,28 @@ verify_all() {
 	return $bad
 }
 
+# slow_cgroup NAME BPS: a cgroup (v2), printed, whose writes to vda io.max
+# holds to BPS bytes/s. Cgroup writeback charges its tasks' writeback to it
+# (ext4, XFS), so vda is a slow device for them alone, in the same boot as
+# everything else. Fails where the kernel has no cgroup2 io.max.
+CG=/sys/fs/cgroup
+slow_cgroup() {
+	mkdir -p $CG
+	grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG || return 1
+	echo "+memory +io" > $CG/cgroup.subtree_control && mkdir -p "$CG/$1" &&
+		echo "$(cat /sys/block/vda/dev) wbps=$2" > "$CG/$1/io.max" && echo "$CG/$1"
+}
+# cgroup_unthrottle DIR: vda at full speed again for DIR's tasks.
+cgroup_unthrottle() { echo "$(cat /sys/block/vda/dev) wbps=max" > "$1/io.max"; }
+# start_in_cgroup DIR CMD...: CMD started in the background in cgroup DIR;
+# $! is its pid after the call (a function run with "&" would give the
+# pid of the subshell that runs it instead).
+start_in_cgroup() {
+	local d=$1
+	shift
+	sh -c 'echo $$ > "$0/cgroup.procs" && exec "$@"' "$d" "$@" &
+}
+
 # on_fs FS: /mnt holds FS: as mounted, or the scratch disk mounted as FS,
 # or formatted anew (scratch). The torture concerns each start with the
 # file system their checks were written for, whatever ran before them.

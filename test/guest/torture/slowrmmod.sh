@@ -6,30 +6,19 @@
 . /pwt/lib.sh
 
 t_slowrmmod() {
-	local cg=/sys/fs/cgroup slow dev w1 w2 t0 dt inside=0 s1 s2
-	mkdir -p $cg
-	grep -q " $cg cgroup2 " /proc/mounts || mount -t cgroup2 none $cg
-	# cgroup writeback charges the writers' writeback to their cgroup, and
-	# io.max holds that cgroup to 1 MB/s on vda: a slow device for them
-	# alone, in the same boot as everything else.
-	slow=$cg/pwt-slow
-	dev=$(cat /sys/block/vda/dev)
-	if ! echo "+memory +io" > $cg/cgroup.subtree_control || ! mkdir -p $slow ||
-	   ! echo "$dev wbps=1048576" > $slow/io.max; then
-		skip slowrmmod "no cgroup2 io.max on this kernel"
-		return
-	fi
+	local slow w1 w2 t0 dt inside=0 s1 s2
+	# vda at 1 MB/s for the writers alone (slow_cgroup).
+	slow=$(slow_cgroup pwt-slow 1048576) ||
+		{ skip slowrmmod "no cgroup2 io.max on this kernel"; return; }
 	tmark slowrmmod
 	# A small dirty limit makes the writers predicted over at once; small
 	# chunks make them write back (and wait) often.
 	echo $((4 << 20)) > /proc/sys/vm/dirty_bytes
 	echo $((2 << 20)) > /proc/sys/vm/dirty_background_bytes
 	load write_chunk_pages=64
-	sh -c "echo \$\$ > $slow/cgroup.procs && exec $T/pwt-pattern -S 24 -n 1 -k 1 -s 21 /mnt/slow1" \
-		> /tmp/slow1.out 2>&1 &
+	start_in_cgroup $slow "$T/pwt-pattern" -S 24 -n 1 -k 1 -s 21 /mnt/slow1 > /tmp/slow1.out 2>&1
 	w1=$!
-	sh -c "echo \$\$ > $slow/cgroup.procs && exec $T/pwt-pattern -S 24 -n 1 -k 1 -s 22 /mnt/slow2" \
-		> /tmp/slow2.out 2>&1 &
+	start_in_cgroup $slow "$T/pwt-pattern" -S 24 -n 1 -k 1 -s 22 /mnt/slow2 > /tmp/slow2.out 2>&1
 	w2=$!
 	# rmmod at a moment a writer is inside pwthrottle's wait.
 	t0=$(now_cs)
@@ -53,7 +42,7 @@ t_slowrmmod() {
 	expect slowrmmod_writers_continue "both writers still running after rmmod" \
 		eval "alive $w1 && alive $w2"
 	# Let them finish at full speed, then look at what they wrote.
-	echo "$dev wbps=max" > $slow/io.max
+	cgroup_unthrottle $slow
 	wait_max $w1 120
 	s1=$?
 	wait_max $w2 120
