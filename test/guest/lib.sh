@@ -67,6 +67,8 @@ ensure_unloaded() { ! loaded || unload; }
 
 # wait_max PID SECS [POLL_US]: the job's exit status; 124 if it had to be
 # killed, 125 if even SIGKILL did not end it (asleep in the kernel for good).
+# A job killed says first where it was: its kernel stack, three samples,
+# and its line in pwthrottle's task table.
 wait_max() {
 	local poll=${3:-200000} n
 	n=$(($2 * 1000000 / poll))
@@ -75,6 +77,12 @@ wait_max() {
 		n=$((n - 1))
 	done
 	alive "$1" || { wait "$1"; return; }
+	log "wait_max: pid $1 still running after $2 s: $(tr '\0' ' ' < /proc/$1/cmdline 2>/dev/null)"
+	for n in 1 2 3; do
+		sed 's/^/#   /' /proc/$1/stack 2>/dev/null
+		usleep 100000
+	done
+	[ ! -r $DBG/tasks ] || awk -v p="$1" '$1 == p { print "#   task: " $0 }' $DBG/tasks
 	kill -9 "$1" 2>/dev/null
 	n=25
 	while alive "$1" && [ $n -gt 0 ]; do
