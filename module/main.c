@@ -133,7 +133,9 @@
  * with NOFS/NOIO/LOCAL_THROTTLE; exiting tasks; inodes that are not
  * regular files or whose bdi does not write back; filesystems without a
  * block device of their own (NFS, FUSE, ...) and cluster filesystems; page
- * faults that may hold mmap_lock; re-entry from our own writeback.
+ * faults that may hold mmap_lock, and files mapped shared and writable
+ * (writeback forced from a fault can clean the folio the store waits for);
+ * re-entry from our own writeback.
  *
  * What the decision does not model, on purpose: memcg dirty limits and the
  * per-bdi min_ratio/max_ratio/strict_limit an admin sets. The stock
@@ -217,6 +219,18 @@ static bool pwt_may_writeback(struct address_space *mapping)
 	 * next decision will catch the task in a write() instead.
 	 */
 	if (mm && rwsem_is_locked(&mm->mmap_lock))
+		return false;
+	/*
+	 * A shared writable mapping of the file: writeback write-protects the
+	 * pages it cleans (page_mkclean), and a store through the mapping
+	 * faults them dirty again, back into this hook. Where a fault holds a
+	 * per-VMA lock and no mmap_lock (6.4+), writeback forced from the fault
+	 * cleaned the large folio the store was about to write, and the store
+	 * faulted again: an mmap writer on XFS made no progress in 240 s,
+	 * 2.4 million pages written back (7.3, torture nofs_xfs). Such files
+	 * are left to the stock throttle.
+	 */
+	if (mapping_writably_mapped(mapping))
 		return false;
 	return true;
 }
