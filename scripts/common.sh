@@ -44,14 +44,12 @@ ktap_relay() {
 	while IFS= read -r line; do
 		case $line in
 		"KTAP version "* | "TAP version "* | 1..*) ;;
-		"ok "[0-9]* | "not ok "[0-9]*)
-			if [ "${line#not }" != "$line" ]; then
-				line=${line#not ok }
-				ktap_result "not ok" "${line#* }"
-			else
-				line=${line#ok }
-				ktap_result ok "${line#* }"
-			fi ;;
+		"ok "[0-9]*)
+			line=${line#ok }
+			ktap_result ok "${line#* }" ;;
+		"not ok "[0-9]*)
+			line=${line#not ok }
+			ktap_result "not ok" "${line#* }" ;;
 		"#"*) echo "$line" ;;
 		esac
 	done
