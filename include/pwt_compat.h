@@ -22,6 +22,7 @@
 #include <linux/fs.h>
 #include <linux/fs_struct.h>
 #include <linux/err.h>
+#include <linux/sched.h>
 
 #ifndef BDP_ASYNC
 #error "pwthrottle needs balance_dirty_pages_ratelimited_flags() (Linux 6.1 or later)"
@@ -36,6 +37,26 @@
 #else
 #define pwt_ftrace_set_ip(fregs, ip) ftrace_instruction_pointer_set(fregs, ip)
 #endif
+
+/*
+ * What a task has dirtied: ioac.write_bytes grows by a folio's size where
+ * the kernel adds its pages to current->nr_dirtied (folio_account_dirtied(),
+ * 6.1 to 7.3) and is never reset, where nr_dirtied is zeroed whenever
+ * balance_dirty_pages() balances the task. So the bytes between two readings
+ * are exact whichever hooked calls we did not see. It also counts what the
+ * task wrote O_DIRECT, and a page its own writeback redirtied counts again:
+ * rare for a task that also dirties through the page cache, and harmless
+ * (the device decides; see pwt_decide_dev()). Debian, like every
+ * distribution kernel, has task I/O accounting.
+ */
+#ifndef CONFIG_TASK_IO_ACCOUNTING
+#error "pwthrottle counts dirtied pages in task I/O accounting: needs CONFIG_TASK_IO_ACCOUNTING"
+#endif
+static __always_inline u64 pwt_written_bytes(const struct task_struct *tsk)
+{
+	/* Only @tsk adds to it; @tsk is current, or this is a snapshot. */
+	return READ_ONCE(tsk->ioac.write_bytes);
+}
 
 /*
  * Sysctl tables: on 6.1 the walker stops at an empty entry. From 6.6

@@ -286,7 +286,18 @@ u64 pwt_bg_thresh(u64 thresh, u64 bg_thresh);
  */
 u64 pwt_freerun(u64 thresh, u64 bg_thresh);
 
-/* Pages dirtied between two readings of a task's dirtied-pages counter. */
-u64 pwt_dirtied_delta(int before, int now);
+/*
+ * Whole pages dirtied between two readings, @seen then @now, of a task's
+ * bytes written (ioac.write_bytes, which only grows): 0 unless @now is
+ * past @seen. A part page stays in @seen for the next reading.
+ */
+u64 pwt_dirtied_pages(u64 seen, u64 now, unsigned int page_shift);
+
+/*
+ * Where a new entry starts counting a task's bytes written @now: the
+ * @nr_dirtied pages the kernel has counted since it last balanced the task
+ * (current->nr_dirtied) count, what it wrote before does not. Never below 0.
+ */
+u64 pwt_count_from(u64 now, int nr_dirtied, unsigned int page_shift);
 
 #endif /* _PWT_PREDICT_H */

@@ -96,27 +96,35 @@
  * Where pwthrottle sits: every caller that dirties page cache calls
  * balance_dirty_pages_ratelimited_flags() (balance_dirty_pages_ratelimited()
  * is a tail jump into it). An ftrace ops with IPMODIFY on its entry sends
- * every call to pwt_balance_dirty_pages(), which accounts, maybe throttles,
- * and then calls the original so the stock throttle still applies after
- * ours. It enters the original past the ftrace site (pwt_call_original), so
+ * every call that may decide (see the costs below) to
+ * pwt_balance_dirty_pages(), which accounts, maybe throttles, and then
+ * calls the original so the stock throttle still applies after ours. It
+ * enters the original past the ftrace site (pwt_call_original), so
  * the call is not redirected again. On a kernel whose prologue is not the
  * one pwt_call_original expects (or with direct_jump=0), it calls the
  * original's entry instead, and the ftrace callback lets calls that return
  * into our text through: correct everywhere, about twice the cost.
  *
- * Counting: current->nr_dirtied grows by folio_nr_pages() on every clean to
- * dirty transition and is reset only inside the original function, so the
- * difference between its value now and after our previous call is exactly
- * the pages dirtied in between, large folios included. (ioac.write_bytes
- * would also count O_DIRECT and never shrinks on redirty.)
+ * Counting: the task's bytes written (ioac.write_bytes) grow by a folio's
+ * size on every clean to dirty transition, as current->nr_dirtied does,
+ * and are never reset (nr_dirtied is, inside the original, on calls we may
+ * not see), so the difference between two readings is exactly the pages
+ * dirtied in between, large folios included. They also count what the
+ * task wrote O_DIRECT (pwt_written_bytes()). A new entry counts from the
+ * kernel's nr_dirtied, not from the task's birth.
  *
- * Costs on the hot path: an SRCU read lock (per-CPU), an RCU hash lookup by
- * pid, and a page count on the task's own entry; every ratelimit_pages
- * pages (8 once over) a decision adds them to the prediction, takes the
- * group's lock and reads four vmstat counters and the device's bandwidth
- * and two per-CPU counters (make bench: 254 instructions per 4 KiB write
- * on 6.12, of which 95 any redirecting ftrace hook costs). No other
- * shared cacheline is written: statistics are per CPU. The trace events of
+ * Costs on the hot path: most calls can decide nothing, since a task
+ * decides every ratelimit_pages pages (8 once over), and the ftrace
+ * callback lets them through without a redirect: it compares the task's
+ * bytes written with a per-CPU gate that the last redirected call opened
+ * (struct pwt_gate). The others are redirected to the wrapper: an SRCU
+ * read lock, an RCU hash lookup by pid, the page count on the task's own
+ * entry and, when due, a decision: the pages go into the prediction, the
+ * group's lock is taken, four vmstat counters, the device's bandwidth and
+ * two per-CPU counters are read. (make bench, test/guest/overhead.sh:
+ * instructions per 4 KiB write side by side with the floor any
+ * redirecting ftrace hook costs.) No shared cacheline is written:
+ * statistics and the gate are per CPU. The trace events of
  * include/pwt_trace.h (pwthrottle:pwt_decision at each decision,
  * pwthrottle:pwt_throttle after each forced writeback) are a static branch
  * each while disabled.
@@ -317,24 +325,64 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 }
 
 /*
- * Account the pages current dirtied since our last call and, every
- * ratelimit pages, decide. Returns 0 to go on to the stock throttle, or
- * -EAGAIN for a BDP_ASYNC caller we would have made to wait. *@tp is set
- * to the task's entry so the wrapper can record nr_dirtied afterwards.
+ * The gate: per CPU, whose calls the ftrace callback sends straight on to
+ * the original, unredirected, and until when. A task's calls between two
+ * decisions can decide nothing (it has dirtied fewer than ratelimit pages
+ * since the last one), so the callback lets them through while the task's
+ * bytes written (ioac.write_bytes, which the kernel adds to as it dirties)
+ * are within @span of @from. A task's first call on a CPU, or after another
+ * task's there, is redirected and opens the gate again; a thread that
+ * writes for a whole time slice pays for the lookup once per slice. Only a
+ * hint: the wrapper counts from the task's own entry, so a call let through
+ * loses no page, and @task is compared, never dereferenced (a new task at
+ * a freed one's address starts at 0 bytes, below any @from but 0, where
+ * its first decision is not due yet anyway). Written with preemption off
+ * (pwt_gate_open()), read in the callback, where ftrace has turned it off
+ * (FTRACE_OPS_FL_RECURSION): never torn on its CPU.
  */
-static int pwt_throttle(struct address_space *mapping, unsigned int flags,
-			struct pwt_task **tp)
+struct pwt_gate {
+	const struct task_struct *task;
+	u64 from;	/* its bytes written when the gate opened, or counted */
+	u64 span;	/* bytes it may dirty from there before a call is ours */
+};
+
+static DEFINE_PER_CPU(struct pwt_gate, pwt_gate);
+
+static void pwt_gate_open(u64 from, u64 span)
+{
+	struct pwt_gate *gate = get_cpu_ptr(&pwt_gate);
+
+	gate->task = current;
+	gate->from = from;
+	gate->span = span;
+	put_cpu_ptr(&pwt_gate);
+}
+
+/* Pages a task dirties between decisions: fewer once it is over. */
+static unsigned int pwt_task_ratelimit(const struct pwt_task *t)
+{
+	return t->over ? PWT_OVER_RATELIMIT : READ_ONCE(pwt_ratelimit_pages.val);
+}
+
+/*
+ * Account the pages current dirtied since its last decision and, every
+ * ratelimit pages, decide. Returns 0 to go on to the stock throttle, or
+ * -EAGAIN for a BDP_ASYNC caller we would have made to wait. Every return
+ * but a re-entry opens the gate for the calls that cannot decide anything.
+ */
+static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 {
 	struct task_struct *tsk = current;
+	u64 written = pwt_written_bytes(tsk);
 	struct pwt_global g;
 	struct pwt_dev d;
 	struct pwt_task *t;
-	unsigned int limit, dirtied, writers;
+	unsigned int limit, writers;
 	bool over, throttle;
-	u64 delta, future, window_ms;
+	u64 dirtied, future, window_ms;
 	long chunk;
+	int ret = 0;
 
-	/* Every hooked call counts, also those passed through below. */
 	pwt_stat_add(calls, 1);
 	/*
 	 * Kernel threads write for others (the loop device's worker for every
@@ -343,37 +391,41 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	 * them. Real-time and deadline tasks (prio below MAX_RT_PRIO, as the
 	 * kernel's rt_task() long meant) must not be made to do writeback I/O
 	 * in their own context: the kernel lets them exceed its limit by a
-	 * quarter, and we leave them to it.
+	 * quarter, and we leave them to it. Looked at again every
+	 * ratelimit_pages: a task can change its policy.
 	 */
-	if (tsk->flags & (PF_EXITING | PF_KTHREAD) || tsk->prio < MAX_RT_PRIO)
+	if (tsk->flags & (PF_EXITING | PF_KTHREAD) || tsk->prio < MAX_RT_PRIO) {
+		pwt_gate_open(written,
+			      (u64)READ_ONCE(pwt_ratelimit_pages.val) << PAGE_SHIFT);
 		return 0;
+	}
 	/*
 	 * tmpfs, ramfs, no host inode: the original returns at once for a bdi
-	 * that does not write back, and such pages do not count in
-	 * nr_dirtied. A decision here would judge the task against a device
-	 * that is not there (a hog printing its summary to a tmpfs file).
+	 * that does not write back, and such pages are not counted. A decision
+	 * here would judge the task against a device that is not there (a hog
+	 * printing its summary to a tmpfs file). Its calls go through until it
+	 * dirties a page that counts; that call decides, with every page.
 	 */
-	if (!mapping->host || !mapping_can_writeback(mapping))
+	if (!mapping->host || !mapping_can_writeback(mapping)) {
+		pwt_gate_open(written, 1);
 		return 0;
+	}
 	t = pwt_task_get();
-	if (!t)
+	if (!t) {
+		pwt_gate_open(written,
+			      (u64)READ_ONCE(pwt_ratelimit_pages.val) << PAGE_SHIFT);
 		return 0;
-	*tp = t;
+	}
+	/* Our own forced writeback: no decision inside one. */
 	if (t->busy)
 		return 0;
 
-	/*
-	 * Only count until a decision is due: the pages go into the
-	 * prediction at the decision, a few ratelimit_pages late at most, so
-	 * the calls in between cost a subtraction and a compare.
-	 */
-	delta = pwt_dirtied_delta(t->nr_dirtied_seen, tsk->nr_dirtied);
-	t->since_check = min_t(u64, (u64)t->since_check + delta, UINT_MAX);
-	limit = t->over ? PWT_OVER_RATELIMIT : READ_ONCE(pwt_ratelimit_pages.val);
-	if (likely(t->since_check < limit))
-		return 0;
-	dirtied = t->since_check;
-	t->since_check = 0;
+	limit = pwt_task_ratelimit(t);
+	dirtied = pwt_dirtied_pages(t->written_seen, written, PAGE_SHIFT);
+	if (dirtied < limit)
+		goto out;
+	t->written_seen += dirtied << PAGE_SHIFT;
+	dirtied = min_t(u64, dirtied, UINT_MAX);
 	pwt_stat_add(checks, 1);
 	pwt_pred_account(&t->pred, jiffies, pwt_window(), dirtied);
 	t->since_writeback = min_t(u64, (u64)t->since_writeback + dirtied, UINT_MAX);
@@ -394,18 +446,28 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags,
 	chunk = pwt_chunk_pages(&d, READ_ONCE(pwt_inflight_ms.val),
 				READ_ONCE(pwt_write_chunk_pages.val));
 	if (!throttle || t->since_writeback < chunk)
-		return 0;
+		goto out;
 	if (flags & BDP_ASYNC) {
 		pwt_stat_add(async_eagain, 1);
-		return -EAGAIN;
+		ret = -EAGAIN;
+		goto out;
 	}
 	if (!pwt_may_writeback(mapping)) {
 		pwt_stat_add(skipped, 1);
-		return 0;
+		goto out;
 	}
-	pwt_force_writeback(t, mapping, future, chunk, delta,
+	/*
+	 * What it dirtied since its last decision stands for its last write:
+	 * once over, that is the last 8 pages, or the one large folio that
+	 * took it past them (pwt_queue_pages()).
+	 */
+	pwt_force_writeback(t, mapping, future, chunk, dirtied,
 			    pwt_hold_again(&g, &d, future, window_ms));
-	return 0;
+out:
+	/* On the CPU it is on now, after the wait: as it stands now. */
+	pwt_gate_open(t->written_seen,
+		      (u64)pwt_task_ratelimit(t) << PAGE_SHIFT);
+	return ret;
 }
 
 /*
@@ -427,23 +489,21 @@ PWT_BODY_JUMP(pwt_call_original, "");
  * sb freeze protection typically held (see pwt_may_writeback()).
  *
  * The SRCU read section is what rmmod waits for. It must also enclose the
- * call to the original, whose return address is in our text: hence the
- * store after the call, which keeps it from becoming a tail jump.
+ * call to the original, whose return address is in our text while it
+ * sleeps in balance_dirty_pages(); the unlock after the call keeps the
+ * compiler from making it a tail jump.
  */
 static int pwt_balance_dirty_pages(struct address_space *mapping,
 				   unsigned int flags)
 {
-	struct pwt_task *t = NULL;
 	int idx, ret = 0;
 
 	idx = srcu_read_lock(&pwt_srcu);
 	if (READ_ONCE(pwt_ratio_centisecs) && !READ_ONCE(pwt_unloading))
-		ret = pwt_throttle(mapping, flags, &t);
+		ret = pwt_throttle(mapping, flags);
 	if (!ret)
 		ret = likely(pwt_direct_jump) ? pwt_call_original(mapping, flags) :
 		      balance_dirty_pages_ratelimited_flags(mapping, flags);
-	if (t)
-		t->nr_dirtied_seen = current->nr_dirtied;
 	srcu_read_unlock(&pwt_srcu, idx);
 	return ret;
 }
@@ -458,8 +518,19 @@ static int pwt_balance_dirty_pages(struct address_space *mapping,
 static void notrace pwt_ftrace_thunk(unsigned long ip, unsigned long parent_ip,
 				     struct ftrace_ops *ops, struct ftrace_regs *fregs)
 {
+	const struct pwt_gate *gate = this_cpu_ptr(&pwt_gate);
+	struct task_struct *tsk = current;
+
 	if (unlikely(!pwt_direct_jump) && within_module(parent_ip, THIS_MODULE))
 		return;
+	/* Off: pure pass-through, nothing counted. */
+	if (!READ_ONCE(pwt_ratio_centisecs))
+		return;
+	/* No decision can be due: on to the original, and count the call. */
+	if (gate->task == tsk && pwt_written_bytes(tsk) - gate->from < gate->span) {
+		pwt_stat_add(calls, 1);
+		return;
+	}
 	pwt_ftrace_set_ip(fregs, (unsigned long)pwt_balance_dirty_pages);
 }
 

@@ -243,12 +243,15 @@ u64 pwt_freerun(u64 thresh, u64 bg_thresh)
 	return thresh / 2 + bg_thresh / 2 + (thresh & bg_thresh & 1);
 }
 
-u64 pwt_dirtied_delta(int before, int now)
+u64 pwt_dirtied_pages(u64 seen, u64 now, unsigned int page_shift)
 {
-	/*
-	 * current->nr_dirtied only grows between our calls; it can shrink
-	 * when a filesystem redirties a page in our context. A shrink means
-	 * "nothing new", never a huge unsigned number.
-	 */
-	return now > before ? (u64)((long long)now - before) : 0;
+	return now > seen ? (now - seen) >> page_shift : 0;
+}
+
+u64 pwt_count_from(u64 now, int nr_dirtied, unsigned int page_shift)
+{
+	/* A redirty in the task's own writeback can take nr_dirtied below 0. */
+	u64 bytes = nr_dirtied > 0 ? (u64)nr_dirtied << page_shift : 0;
+
+	return now > bytes ? now - bytes : 0;
 }

@@ -108,8 +108,7 @@ struct pwt_task {
 
 	struct pwt_group *grp;	/* NULL: on its own; only the owner changes it */
 	struct pwt_pred pred;
-	int nr_dirtied_seen;	/* current->nr_dirtied after our last call */
-	unsigned int since_check;	/* pages since the last decision */
+	u64 written_seen;	/* its ioac.write_bytes counted so far */
 	unsigned int since_writeback;	/* pages since the last forced writeback */
 	bool over;		/* last decision: predicted over-dirtier */
 	bool busy;		/* in forced writeback: no re-entry */

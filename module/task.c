@@ -238,8 +238,12 @@ struct pwt_task *pwt_task_new(bool stale_seen)
 	t->start_time = tsk->start_time;
 	strscpy(t->comm, tsk->comm, sizeof(t->comm));
 	pwt_pred_init(&t->pred, jiffies);
-	/* nr_dirtied counts from 0 at fork; pages before this call count too. */
-	t->nr_dirtied_seen = 0;
+	/*
+	 * Not the bytes of a whole life: an entry evicted while its task was
+	 * idle is made anew at its next write.
+	 */
+	t->written_seen = pwt_count_from(pwt_written_bytes(tsk), tsk->nr_dirtied,
+					 PAGE_SHIFT);
 
 	raw_spin_lock(&pwt_tasks_lock);
 	/* A previous owner of this pid is dead: its entry goes. */

@@ -229,12 +229,28 @@ static void threshold_matches_the_kernel_formula(void)
 	CHECK(pwt_dirty_thresh(1000, 20, 0, 0) == 0, "page size 0 is nonsense, not a crash");
 }
 
-static void dirtied_deltas(void)
+static void dirtied_pages(void)
 {
-	CHECK(pwt_dirtied_delta(0, 32) == 32, "plain growth");
-	CHECK(pwt_dirtied_delta(40, 32) == 0, "redirty shrink is not a huge number");
-	CHECK(pwt_dirtied_delta(INT_MIN, INT_MAX) == 4294967295ULL, "full int range");
-	CHECK(pwt_dirtied_delta(5, 5) == 0, "no change");
+	CHECK(pwt_dirtied_pages(0, 32 * 4096, 12) == 32, "plain growth");
+	CHECK(pwt_dirtied_pages(4096, 4096 + 4095, 12) == 0, "a part page waits for the rest");
+	CHECK(pwt_dirtied_pages(100, 100 + 3 * 4096 + 7, 12) == 3, "whole pages of an odd start");
+	CHECK(pwt_dirtied_pages(5 * 4096, 4096, 12) == 0, "going back is nothing, not a huge number");
+	CHECK(pwt_dirtied_pages(0, UINT64_MAX, 12) == UINT64_MAX >> 12, "the whole range");
+	CHECK(pwt_dirtied_pages(7, 7, 12) == 0, "no change");
+}
+
+/* A new entry counts what the kernel has not balanced yet, no more. */
+static void count_from(void)
+{
+	/* A task that wrote 10 GiB over its life, 8 pages since its last balance. */
+	CHECK(pwt_count_from(10ULL << 30, 8, 12) == (10ULL << 30) - 8 * 4096,
+	      "lifetime bytes are no rate");
+	CHECK(pwt_count_from(3 * 4096, 8, 12) == 0, "never below 0");
+	CHECK(pwt_count_from(1 << 20, -3, 12) == 1 << 20, "redirtied below 0: nothing pending");
+	CHECK(pwt_count_from(UINT64_MAX, INT_MAX, 12) == UINT64_MAX - ((u64)INT_MAX << 12),
+	      "largest nr_dirtied");
+	CHECK(pwt_dirtied_pages(pwt_count_from(1 << 30, 32, 12), 1 << 30, 12) == 32,
+	      "its first reading sees those pages");
 }
 
 /* Idle means no accounting for a whole window, whatever the phase. */
@@ -568,7 +584,8 @@ static const struct {
 	TEST(nothing_dirty_never_over),
 	TEST(over_is_sticky_through_the_halving),
 	TEST(threshold_matches_the_kernel_formula),
-	TEST(dirtied_deltas),
+	TEST(dirtied_pages),
+	TEST(count_from),
 	TEST(idle_after_one_silent_window),
 	TEST(group_counts_only_writers_at_once),
 	TEST(hold_again_only_hogs),
