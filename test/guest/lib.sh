@@ -257,6 +257,8 @@ now_cs() {
 	echo "${up%.*}${up#*.}"
 }
 secs_since() { awk -v a="$1" -v b="$(now_cs)" 'BEGIN { printf "%.2f", (b - a) / 100 }'; }
+# within N LO HI: LO <= N <= HI.
+within() { [ "$1" -ge "$2" ] && [ "$1" -le "$3" ]; }
 # median: of the numbers on stdin, the middle one (of an even count, the
 # lower middle one).
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }

@@ -3,7 +3,7 @@
  * pwt-writer: a buffered writer for the guest tests, statically linked.
  *
  *   pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F] [-r PASSES]
- *              [-R MBPS] [-d]
+ *              [-C] [-R MBPS] [-d]
  *     -b KB    write() size (default 1024)
  *     -d       O_DIRECT: the same traffic to the disk, no page cache, so no
  *              dirty page and no throttle of any kind (a benchmark's
@@ -23,6 +23,9 @@
  *              write dirties a new page: what is left is the cost of the
  *              write path itself, hook included. Prints
  *              "writes=N ns_per_write=X" for the fastest pass.
+ *     -C       with -r: write the file's pages back before each pass
+ *              (fdatasync(), not timed), so that every write of the pass
+ *              dirties a clean page, as a copy's writes do
  *
  * Prints "pid=P bytes=N secs=S.sss mbps=R" on stdout when done, "ready" on
  * stderr after the writing and before the hold. Exit 1 on any error, with
@@ -65,7 +68,7 @@ static int open_next(const char *base, long n)
 }
 
 static int rewrite(const char *name, unsigned long long bytes, size_t bs,
-		   long passes, const char *buf)
+		   long passes, int clean, const char *buf)
 {
 	double best = 0, t0, secs;
 	unsigned long long off, n;
@@ -79,6 +82,10 @@ static int rewrite(const char *name, unsigned long long bytes, size_t bs,
 	}
 	n = bytes / bs;
 	for (p = 0; p < passes; p++) {
+		if (clean && fdatasync(fd)) {
+			fprintf(stderr, "fdatasync: %s\n", strerror(errno));
+			return 1;
+		}
 		t0 = now();
 		for (off = 0; off + bs <= bytes; off += bs) {
 			if (pwrite(fd, buf, bs, off) != (ssize_t)bs) {
@@ -104,11 +111,11 @@ int main(int argc, char **argv)
 	long bs_kb = 1024, hold = 0, file_mb = 0, nfile = 0, passes = 0;
 	unsigned long long in_file = 0, per_file;
 	double limit = 0, rate = 0, t0, secs;
-	int opt, fd, do_fsync = 0;
+	int opt, fd, do_fsync = 0, clean = 0;
 	unsigned long long total, done = 0;
 	char *buf;
 
-	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:R:d")) != -1) {
+	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:CR:d")) != -1) {
 		switch (opt) {
 		case 'F': {
 			struct sched_param sp = { .sched_priority = 1 };
@@ -147,11 +154,14 @@ int main(int argc, char **argv)
 			if (passes <= 0)
 				goto usage;
 			break;
+		case 'C':
+			clean = 1;
+			break;
 		default:
 			goto usage;
 		}
 	}
-	if (argc - optind != 2 || bs_kb <= 0)
+	if (argc - optind != 2 || bs_kb <= 0 || (clean && !passes))
 		goto usage;
 	total = strtoull(argv[optind + 1], NULL, 0) << 20;
 	/* O_DIRECT wants the buffer aligned to the logical block size. */
@@ -159,7 +169,7 @@ int main(int argc, char **argv)
 		return 1;
 	memset(buf, 0x5a, bs_kb << 10);
 	if (passes)
-		return rewrite(argv[optind], total, bs_kb << 10, passes, buf);
+		return rewrite(argv[optind], total, bs_kb << 10, passes, clean, buf);
 	per_file = file_mb > 0 ? (unsigned long long)file_mb << 20 : total;
 	t0 = now();
 	fd = open_next(argv[optind], file_mb > 0 ? nfile++ : -1);
@@ -215,6 +225,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F]\n"
-			"                  [-r PASSES] [-R MBPS] [-d]\n");
+			"                  [-r PASSES [-C]] [-R MBPS] [-d]\n");
 	return 2;
 }

@@ -65,3 +65,20 @@ ktap_verdict $? unit/bench_report_latency "one disk, 20 MiB/s, writes 20 ms late
 line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | one disk, 20 MiB/s | stock')
 [[ $line == "| k | one disk, 20 MiB/s | stock | 0.40 | "*" | 19.0 | 100% | "* ]]
 ktap_verdict $? unit/bench_report_hog_pooled "stock alone 20.0 and 18.0 pooled should read 19.0: ${line:-no row}"
+
+# The fast path: one row per kernel and kind of write, the fastest of the
+# runs, x floor = what pwthrottle adds over what the redirect floor adds;
+# a line without write= is a 4 KiB rewrite, as they all were before.
+{
+	for m in stock:1000 empty:1090 redirect:1100 off:1105 pwthrottle:1150; do
+		echo "disk=0 OVERHEAD series=k mode=${m%:*} run=1 write=64k ns_per_write=${m#*:}"
+		echo "disk=0 OVERHEAD series=k mode=${m%:*} run=2 write=64k ns_per_write=$((${m#*:} + 7))"
+	done
+	for m in stock:500 redirect:600 off:610 pwthrottle:720; do
+		echo "disk=0 OVERHEAD series=k mode=${m%:*} run=1 ns_per_write=${m#*:} calls=0"
+	done
+} > "$raw"
+rows=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k |')
+[[ $rows == *"| k | 64k | 1000 | 1090 | 1100 | 1105 | 1150 | 150 | 100 | 1.50 | 15.0% |"* &&
+	$rows == *"| k | 4k | 500 | - | 600 | 610 | 720 | 220 | 100 | 2.20 | 44.0% |"* ]]
+ktap_verdict $? unit/bench_report_overhead "64k x floor 1.50, 4k (no write=) 2.20 expected: ${rows:-no row}"
