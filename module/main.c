@@ -122,8 +122,9 @@
  * entry and, when due, a decision: the pages go into the prediction, the
  * group's lock is taken, four vmstat counters, the device's bandwidth and
  * two per-CPU counters are read. (make bench, test/guest/overhead.sh:
- * instructions per 4 KiB write side by side with the floor any
- * redirecting ftrace hook costs.) No shared cacheline is written:
+ * 100-140 instructions per 4 KiB write on 6.1 to 7.3, 1.14-1.48 times
+ * what any redirecting ftrace hook of the function costs; 2.65 times
+ * when every call was redirected.) No shared cacheline is written:
  * statistics and the gate are per CPU. The trace events of
  * include/pwt_trace.h (pwthrottle:pwt_decision at each decision,
  * pwthrottle:pwt_throttle after each forced writeback) are a static branch
