@@ -92,6 +92,26 @@ expect thresh_follows_dirty_bytes "64 MiB = 16384 pages, got $(stat_of dirty_thr
 	[ "$(stat_of dirty_thresh)" = 16384 ]
 vm_dirty_restore
 
+# Every page a writer dirties is counted, though the ftrace callback lets
+# its calls between two decisions through unredirected: 4 MiB is 1024
+# pages, which go into its prediction at its decisions, every
+# ratelimit_pages. Up to that many may wait for the next one: from 6.12
+# a write calls the hook before it dirties its page, so the last write's
+# page is seen by no call.
+mount_scratch
+$PWT_W /mnt/count 4 -b 4 -h 5 > /dev/null 2> /tmp/count.err &
+w=$!
+n=0
+while ! grep -q ready /tmp/count.err && [ $n -lt 100 ]; do sleep 0.2; n=$((n + 1)); done
+fut=$(task_field $w future_pages)
+rl=$(cat $PARAMS/ratelimit_pages)
+expect prediction_counts_every_page "4 MiB written: future ${fut:-none} pages, want $((1024 - rl)) to 1024" \
+	within "${fut:-0}" $((1024 - rl)) 1024
+kill $w 2> /dev/null
+wait $w
+rm -f /mnt/count /tmp/count.err
+umount /mnt
+
 expect unload "rmmod succeeds" unload
 expect unload_sysctl_gone "no vm.dirty_ratio_centisecs" [ ! -e $SYSCTL ]
 expect unload_debugfs_gone "no debugfs dir" [ ! -e $DBG ]
