@@ -349,13 +349,14 @@ struct pwt_gate {
 
 static DEFINE_PER_CPU(struct pwt_gate, pwt_gate);
 
-static void pwt_gate_open(u64 from, u64 span)
+/* Let current's calls through until it has dirtied @pages past @from. */
+static void pwt_gate_open(u64 from, unsigned int pages)
 {
 	struct pwt_gate *gate = get_cpu_ptr(&pwt_gate);
 
 	gate->task = current;
 	gate->from = from;
-	gate->span = span;
+	gate->span = (u64)pages << PAGE_SHIFT;
 	put_cpu_ptr(&pwt_gate);
 }
 
@@ -396,8 +397,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	 * ratelimit_pages: a task can change its policy.
 	 */
 	if (tsk->flags & (PF_EXITING | PF_KTHREAD) || tsk->prio < MAX_RT_PRIO) {
-		pwt_gate_open(written,
-			      (u64)READ_ONCE(pwt_ratelimit_pages.val) << PAGE_SHIFT);
+		pwt_gate_open(written, READ_ONCE(pwt_ratelimit_pages.val));
 		return 0;
 	}
 	/*
@@ -413,8 +413,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	}
 	t = pwt_task_get();
 	if (!t) {
-		pwt_gate_open(written,
-			      (u64)READ_ONCE(pwt_ratelimit_pages.val) << PAGE_SHIFT);
+		pwt_gate_open(written, READ_ONCE(pwt_ratelimit_pages.val));
 		return 0;
 	}
 	/* Our own forced writeback: no decision inside one. */
@@ -466,8 +465,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 			    pwt_hold_again(&g, &d, future, window_ms));
 out:
 	/* On the CPU it is on now, after the wait: as it stands now. */
-	pwt_gate_open(t->written_seen,
-		      (u64)pwt_task_ratelimit(t) << PAGE_SHIFT);
+	pwt_gate_open(t->written_seen, pwt_task_ratelimit(t));
 	return ret;
 }
 
