@@ -29,8 +29,14 @@
 #     (cpu: a busy loop on one vCPU, no I/O; direct: an O_DIRECT hog on
 #     the fast disk; stock only, the controls)
 #   FSYNC series=S mode=M case=C hog=none|disk secs=X
-#   HOG series=S mode=M case=C hog=direct|fast|stick|disk phase=alone|loops disk_mibps=X
+#   HOG series=S mode=M case=C hog=direct|drop|fast|stick|disk phase=alone|loops disk_mibps=X
 #     [kswapd_pages=N: pages kswapd reclaimed while the loops ran]
+#     [cpu_all=V cpu_hog=V cpu_kworker=V cpu_kswapd=V: the vCPUs (of 2)
+#     busy while the loops ran, and those the hog, the kernel's workers
+#     (the flusher among them, writing the loop's pages too) and kswapd
+#     used; what is left of cpu_all is the loop's]
+#     (drop: a buffered hog that drops its pages behind it, 256 MiB back,
+#     so kswapd has nothing of it to reclaim; stock only, a control)
 . /pwt/lib.sh
 
 CASE=${1:-fast}
@@ -106,7 +112,7 @@ fsyncs() {	# MODE HOG: 20 x (4 KiB write + fsync), an editor's saves
 # pwt-writer's OPTIONs), as a job of its own; its disk rate alone and while
 # the loop (and, with one disk, the fsyncs) run beside it.
 with_hog() {
-	local mode=$1 name=$2 dev=$3 file=$4 hog d0 d1 d2 t0 t1 t2
+	local mode=$1 name=$2 dev=$3 file=$4 hog d0 d1 d2 t0 t1 t2 c1 h1 w1 s1 dt
 	shift 4
 	setsid /bin/pwt-writer "$file" 100000 -t 600 "$@" > /dev/null 2>&1 &
 	hog=$!
@@ -114,11 +120,14 @@ with_hog() {
 	d0=$(disk_bytes $dev); t0=$(now)
 	sleep $ALONE
 	d1=$(disk_bytes $dev); t1=$(now); k1=$(kswapd_pages)
+	c1=$(cpu_ticks); h1=$(cpu_ticks $hog); w1=$(cpu_ticks kworker); s1=$(cpu_ticks kswapd)
 	say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=alone disk_mibps=$(rate $((d1 - d0)) $(secs_between $t0 $t1))"
 	loops "$mode" "$name"
 	one_disk && fsyncs "$mode" "$name"
-	d2=$(disk_bytes $dev); t2=$(now)
-	say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=loops disk_mibps=$(rate $((d2 - d1)) $(secs_between $t1 $t2)) kswapd_pages=$(($(kswapd_pages) - k1))"
+	d2=$(disk_bytes $dev); t2=$(now); dt=$(secs_between $t1 $t2)
+	say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=loops disk_mibps=$(rate $((d2 - d1)) $dt) kswapd_pages=$(($(kswapd_pages) - k1))" \
+		"cpu_all=$(vcpus $(($(cpu_ticks) - c1)) $dt) cpu_hog=$(vcpus $(($(cpu_ticks $hog) - h1)) $dt)" \
+		"cpu_kworker=$(vcpus $(($(cpu_ticks kworker) - w1)) $dt) cpu_kswapd=$(vcpus $(($(cpu_ticks kswapd) - s1)) $dt)"
 	kill $hog
 	wait $hog 2> /dev/null
 	rm -f "$file"
@@ -172,7 +181,10 @@ for mode in $MODES; do
 		# write: the disk busier than the buffered hog keeps it (3-4
 		# times the rate), but no dirty page and no page cache, so no
 		# throttle, stock's or ours, has anything to do: the loop beside
-		# it is as fast as any throttle could make it here.
+		# it is as fast as any throttle could make it here. And the
+		# buffered hog dropping its pages behind it: kswapd then has none
+		# of its cache to reclaim, what is left is the copying and the
+		# flusher's work.
 		if [ "$mode" = stock ]; then
 			sh -c 'while :; do :; done' &
 			cpu=$!
@@ -180,6 +192,7 @@ for mode in $MODES; do
 			kill $cpu
 			wait $cpu 2> /dev/null
 			with_hog "$mode" direct vda /mnt/hog -d -b 4096
+			with_hog "$mode" drop vda /mnt/hog -D 256
 		fi
 		with_hog "$mode" fast vda /mnt/hog
 		# strict_limit is set per device: the stick's, for the stick's hog.

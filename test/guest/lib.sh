@@ -360,6 +360,21 @@ wchar() { awk '$1 == "wchar:" { print $2 }' /proc/$1/io; }
 # kswapd_pages: pages kswapd has reclaimed since boot (a light writer beside
 # a fast buffered hog allocates from memory the hog's clean cache fills).
 kswapd_pages() { awk '$1 == "pgsteal_kswapd" { print $2 }' /proc/vmstat; }
+# cpu_ticks [PID|NAME]: CPU time used so far, in clock ticks (USER_HZ,
+# 100 a second on x86): all vCPUs' busy time (no argument), one task's (a
+# pid), or that of every living task whose name begins with NAME (kworker:
+# the flusher's and the other workers'). What a fast buffered hog costs
+# the tasks beside it goes partly to such threads.
+cpu_ticks() {
+	case ${1:-} in
+	'') awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat ;;
+	*[!0-9]*) cat /proc/[0-9]*/stat 2> /dev/null |
+		awk -v p="($1" 'index($2, p) == 1 { t += $14 + $15 } END { print t + 0 }' ;;
+	*) awk '{ print $14 + $15 }' /proc/$1/stat 2> /dev/null || echo 0 ;;
+	esac
+}
+# vcpus TICKS SECS: the vCPUs TICKS kept busy over SECS, to 0.01.
+vcpus() { awk -v t="$1" -v s="$2" 'BEGIN { printf "%.2f\n", (s > 0 && t > 0 ? t / 100 / s : 0) }'; }
 # disk_bytes [DEV]: bytes DEV (default vda) has written (sectors of 512 bytes).
 disk_bytes() { awk '{ print $7 * 512 }' /sys/block/${1:-vda}/stat; }
 rate() {	# bytes secs -> MiB/s

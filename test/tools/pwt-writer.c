@@ -3,7 +3,7 @@
  * pwt-writer: a buffered writer for the guest tests, statically linked.
  *
  *   pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F] [-r PASSES]
- *              [-C] [-R MBPS] [-d]
+ *              [-C] [-R MBPS] [-d] [-D MB]
  *     -b KB    write() size (default 1024)
  *     -d       O_DIRECT: the same traffic to the disk, no page cache, so no
  *              dirty page and no throttle of any kind (a benchmark's
@@ -23,6 +23,11 @@
  *              write dirties a new page: what is left is the cost of the
  *              write path itself, hook included. Prints
  *              "writes=N ns_per_write=X" for the fastest pass.
+ *     -D MB    drop behind: drop the file's pages from the page cache once
+ *              they are MB behind the write position (POSIX_FADV_DONTNEED),
+ *              as a copier that does not want its data cached would; a
+ *              benchmark's control for what reclaiming a copy's clean
+ *              cache costs the other tasks
  *     -C       with -r: write the file's pages back before each pass
  *              (fdatasync(), not timed), so that every write of the pass
  *              dirties a clean page, as a copy's writes do
@@ -48,6 +53,9 @@ static double now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
+
+/* -D: how much is dropped at a time (a page cache walk per call). */
+#define DROP_STEP (4ULL << 20)
 
 static int open_flags = O_WRONLY | O_CREAT | O_TRUNC;
 
@@ -112,10 +120,10 @@ int main(int argc, char **argv)
 	unsigned long long in_file = 0, per_file;
 	double limit = 0, rate = 0, t0, secs;
 	int opt, fd, do_fsync = 0, clean = 0;
-	unsigned long long total, done = 0;
+	unsigned long long total, done = 0, lag = 0, dropped = 0;
 	char *buf;
 
-	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:CR:d")) != -1) {
+	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:CR:dD:")) != -1) {
 		switch (opt) {
 		case 'F': {
 			struct sched_param sp = { .sched_priority = 1 };
@@ -157,6 +165,11 @@ int main(int argc, char **argv)
 		case 'C':
 			clean = 1;
 			break;
+		case 'D':
+			lag = strtoull(optarg, NULL, 0) << 20;
+			if (!lag)
+				goto usage;
+			break;
 		default:
 			goto usage;
 		}
@@ -188,6 +201,7 @@ int main(int argc, char **argv)
 			if (fd < 0)
 				return 1;
 			in_file = 0;
+			dropped = 0;
 		}
 		if (total - done < n)
 			n = total - done;
@@ -200,6 +214,14 @@ int main(int argc, char **argv)
 		}
 		done += w;
 		in_file += w;
+		if (lag && in_file > dropped + lag + DROP_STEP) {
+			if (posix_fadvise(fd, dropped, in_file - lag - dropped,
+					  POSIX_FADV_DONTNEED)) {
+				fprintf(stderr, "posix_fadvise: %s\n", strerror(errno));
+				return 1;
+			}
+			dropped = in_file - lag;
+		}
 		if (rate) {
 			double ahead = done / 1048576.0 / rate - (now() - t0);
 
@@ -225,6 +247,6 @@ int main(int argc, char **argv)
 	return 0;
 usage:
 	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F]\n"
-			"                  [-r PASSES [-C]] [-R MBPS] [-d]\n");
+			"                  [-r PASSES [-C]] [-R MBPS] [-d] [-D MB]\n");
 	return 2;
 }

@@ -42,6 +42,26 @@ line=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | control
 [[ $line == "| k | control: O_DIRECT hog on the fast disk, no dirty page | stock | 0.40 | 0.60 | 1.50 | 300.0 | | 150.0 | 50% | | | |" ]]
 ktap_verdict $? unit/bench_report_direct_control "loop 0.40 -> 0.60 (1.50), hog 300.0 then 150.0 (50%) expected: ${line:-no row}"
 
+# Where the vCPUs went beside the fast disk's hog: medians of the runs
+# pooled, and what the hog, the workers and kswapd leave of the busy time;
+# the dropping hog's control row beside the O_DIRECT one.
+{
+	echo "disk=0 RESULT series=k mode=stock case=fast hog=none loop=1 secs=0.40"
+	echo "disk=0 RESULT series=k mode=stock case=fast hog=fast loop=1 secs=0.60"
+	echo "disk=0 RESULT series=k mode=stock case=fast hog=drop loop=1 secs=0.50"
+	echo "disk=0 HOG series=k mode=stock case=fast hog=drop phase=alone disk_mibps=200.0"
+	echo "disk=0 HOG series=k mode=stock case=fast hog=drop phase=loops disk_mibps=150.0 cpu_all=1.90 cpu_hog=0.80 cpu_kworker=0.40 cpu_kswapd=0.00"
+	echo "disk=0 HOG series=k mode=stock case=fast hog=fast phase=loops disk_mibps=300.0 cpu_all=1.95 cpu_hog=0.60 cpu_kworker=0.35 cpu_kswapd=0.25"
+	echo "disk=0 HOG series=k mode=stock case=fast hog=fast phase=loops disk_mibps=300.0 cpu_all=1.85 cpu_hog=0.50 cpu_kworker=0.45 cpu_kswapd=0.15"
+} > "$raw"
+out=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null)
+line=$(grep '^| k | buffered | stock' <<< "$out")
+[[ $line == "| k | buffered | stock | 1.50 | 1.90 | 0.55 | 0.40 | 0.20 | 0.75 |" ]]
+ktap_verdict $? unit/bench_report_cpu "ratio 1.50, busy 1.90 = hog 0.55 + kworker 0.40 + kswapd 0.20 + left 0.75 expected: ${line:-no row}"
+line=$(grep '^| k | control: buffered' <<< "$out")
+[[ $line == "| k | control: buffered hog dropping its pages 256 MiB behind it | stock | 0.40 | 0.50 | 1.25 | 200.0 | | 150.0 | 75% | | | |" ]]
+ktap_verdict $? unit/bench_report_drop_control "loop 1.25, hog 200.0 then 150.0 (75%) expected: ${line:-no row}"
+
 # A latency case is one disk, named with its milliseconds, fsyncs included.
 {
 	echo "disk=20 RESULT series=k mode=pwthrottle case=latency20 hog=none loop=1 secs=0.40"
