@@ -59,6 +59,28 @@ static __always_inline u64 pwt_written_bytes(const struct task_struct *tsk)
 }
 
 /*
+ * How a function starts on an IBT kernel: ENDBR64, or where the kernel
+ * sealed it (apply_seal_endbr(): never called indirectly) the NOP written
+ * over it, a different one from 7.3 on (66 0f 1f 00, then 0f 1f 40 d6).
+ * Compared with the header's own generators, so no byte string of ours
+ * goes stale. True without IBT: nothing comes before the ftrace site.
+ */
+#ifdef CONFIG_X86_KERNEL_IBT
+static inline bool pwt_entry_is_endbr(const void *fn)
+{
+	u32 insn;
+
+	memcpy(&insn, fn, sizeof(insn));
+	return insn == gen_endbr() || insn == gen_endbr_poison();
+}
+#else
+static inline bool pwt_entry_is_endbr(const void *fn)
+{
+	return true;
+}
+#endif
+
+/*
  * Sysctl tables: on 6.1 the walker stops at an empty entry. From 6.6
  * register_sysctl() is a macro passing ARRAY_SIZE(), and from 6.11 an empty
  * entry is rejected ("procname is null"); so no sentinel where it is a macro.

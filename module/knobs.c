@@ -188,6 +188,20 @@ static void pwt_refresh_fn(struct work_struct *work)
  * in it ("\n") as a successful no-op, which hides typos, so we reject that
  * too. Parsing into a copy also means readers never see a half-done store.
  */
+/*
+ * The window, from the sysctl or the parameter. Off forgets: what a task
+ * writes while pwthrottle is off goes past the ftrace callback uncounted,
+ * and an entry kept across would charge all of it to the task's first
+ * decision once on again, as if dirtied in that moment (a database that
+ * wrote 5 GB during an hour off would be held for several windows). So the
+ * entries go with the switch to 0, and on again every task counts anew.
+ */
+static void pwt_window_store(int val)
+{
+	if (xchg(&pwt_ratio_centisecs, val) && !val)
+		pwt_tasks_forget();
+}
+
 static int pwt_sysctl_handler(PWT_CTL_TABLE *table, int write,
 			      void *buffer, size_t *lenp, loff_t *ppos)
 {
@@ -204,7 +218,7 @@ static int pwt_sysctl_handler(PWT_CTL_TABLE *table, int write,
 		return ret;
 	if (val < 0)
 		return -EINVAL;
-	WRITE_ONCE(pwt_ratio_centisecs, val);
+	pwt_window_store(val);
 	return 0;
 }
 
@@ -324,7 +338,7 @@ static int pwt_window_set(const char *val, const struct kernel_param *kp)
 				    kp->name, val, PWT_RATIO_CENTISECS_MAX);
 		return -EINVAL;
 	}
-	WRITE_ONCE(pwt_ratio_centisecs, v);
+	pwt_window_store(v);
 	return 0;
 }
 

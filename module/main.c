@@ -28,9 +28,9 @@
  * the rate, so no single prediction catches them until the dirty budget is
  * full, and then every writer is "over". So each task's pages are also
  * added to a prediction of its group (a struct pwt_group, at each
- * decision), and while two or more of the group's tasks are writers (have
- * dirtied pages, not exited, not idle) a task is judged by the larger of
- * the two (pwt_judged_future()). The group is what group_by says: by
+ * decision), and while two or more of the group's tasks are writers
+ * (have dirtied pages, not exited, not evicted as idle: task.c) a task is
+ * judged by the larger of the two (pwt_judged_future()). The group is what group_by says: by
  * default the process (its threads); 2 the process group, i.e. a shell
  * job, which also catches a job that starts a process per file, several
  * at once; 0 is the 2005 behaviour. Writers that follow one another are
@@ -124,18 +124,21 @@
  * two per-CPU counters are read. (make bench, test/guest/overhead.sh:
  * 100-140 instructions per 4 KiB write on 6.1 to 7.3, 1.14-1.48 times
  * what any redirecting ftrace hook of the function costs; 2.65 times
- * when every call was redirected.) No shared cacheline is written:
- * statistics and the gate are per CPU. The trace events of
+ * when every call was redirected.) No cacheline all writers share is
+ * written: statistics and the gate are per CPU, and a group's lock and
+ * prediction are shared by its own tasks only. The trace events of
  * include/pwt_trace.h (pwthrottle:pwt_decision at each decision,
  * pwthrottle:pwt_throttle after each forced writeback) are a static branch
  * each while disabled.
  *
  * Where pwthrottle stays out of the way (pass straight through):
- * dirty_ratio_centisecs == 0; kernel threads, which write for others (the
- * loop worker for the filesystem on it, nfsd and ksmbd for all their
- * clients: the kernel does not tell us for whom, so the stock throttle
- * paces them); real-time and deadline tasks, which must not do writeback
- * I/O in their own context (the kernel gives them a quarter more room);
+ * dirty_ratio_centisecs == 0 (the switch to 0 also empties the table, so
+ * what tasks write while off is never charged to them: knobs.c); kernel
+ * threads, which write for others (the loop worker for the filesystem on
+ * it, nfsd and ksmbd for all their clients: the kernel does not tell us
+ * for whom, so the stock throttle paces them); real-time and deadline
+ * tasks, which must not do writeback I/O in their own context (the kernel
+ * gives them a quarter more room);
  * BDP_ASYNC callers (io_uring NOWAIT) are never made to sleep, they get
  * -EAGAIN when they would have been throttled and retry from io-wq, whose
  * workers share their group; tasks holding a journal handle or running
@@ -183,6 +186,7 @@
 #define PWT_OVER_RATELIMIT 8
 
 DEFINE_SRCU(pwt_srcu);
+DEFINE_SRCU(pwt_task_srcu);
 bool pwt_unloading;
 
 /*
@@ -487,19 +491,29 @@ PWT_BODY_JUMP(pwt_call_original, "");
  * in the dirtier's context, sleepable unless BDP_ASYNC, with i_rwsem and
  * sb freeze protection typically held (see pwt_may_writeback()).
  *
- * The SRCU read section is what rmmod waits for. It must also enclose the
- * call to the original, whose return address is in our text while it
- * sleeps in balance_dirty_pages(); the unlock after the call keeps the
- * compiler from making it a tail jump.
+ * The SRCU read section of pwt_srcu is what rmmod waits for. It must also
+ * enclose the call to the original, whose return address is in our text
+ * while it sleeps in balance_dirty_pages(); the unlock after the call keeps
+ * the compiler from making it a tail jump. That sleep has no bound: a
+ * writer of a hung FUSE daemon's or NFS server's files, or of a suspended
+ * device, loops there for as long as the device stays away. So the task
+ * entries do not wait for pwt_srcu: pwt_task_srcu covers only
+ * pwt_throttle(), where the entry is used, whose waits end within
+ * max_pause_ms (task.c frees evicted entries after it). Only its
+ * submission of writeback can block longer, on a device whose queue is
+ * full and stays full, as every writer's own writeback would there.
  */
 static int pwt_balance_dirty_pages(struct address_space *mapping,
 				   unsigned int flags)
 {
-	int idx, ret = 0;
+	int idx, tidx, ret = 0;
 
 	idx = srcu_read_lock(&pwt_srcu);
-	if (READ_ONCE(pwt_ratio_centisecs) && !READ_ONCE(pwt_unloading))
+	if (READ_ONCE(pwt_ratio_centisecs) && !READ_ONCE(pwt_unloading)) {
+		tidx = srcu_read_lock(&pwt_task_srcu);
 		ret = pwt_throttle(mapping, flags);
+		srcu_read_unlock(&pwt_task_srcu, tidx);
+	}
 	if (!ret)
 		ret = likely(pwt_direct_jump) ? pwt_call_original(mapping, flags) :
 		      balance_dirty_pages_ratelimited_flags(mapping, flags);
@@ -542,17 +556,11 @@ static void notrace pwt_ftrace_thunk(unsigned long ip, unsigned long parent_ip,
  */
 static bool __init pwt_prologue_expected(void)
 {
-	static const u8 endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	/* What apply_seal_endbr() writes over the ENDBR of sealed functions. */
-	static const u8 sealed[] = { 0x66, 0x0f, 0x1f, 0x00 };
 	static const u8 nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	const u8 *p = (const u8 *)balance_dirty_pages_ratelimited_flags;
 	const u8 *site = p + PWT_BODY_OFFSET - MCOUNT_INSN_SIZE;
-	bool entry_ok = !IS_ENABLED(CONFIG_X86_KERNEL_IBT) ||
-			!memcmp(p, endbr64, sizeof(endbr64)) ||
-			!memcmp(p, sealed, sizeof(sealed));
 
-	if (entry_ok && (!memcmp(site, nop5, sizeof(nop5)) || site[0] == 0xe8))
+	if (pwt_entry_is_endbr(p) && (!memcmp(site, nop5, sizeof(nop5)) || site[0] == 0xe8))
 		return true;
 	pr_warn("balance_dirty_pages_ratelimited_flags does not start as expected (%*ph): calling it through its entry (slower)\n",
 		PWT_BODY_OFFSET, p);

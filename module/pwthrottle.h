@@ -167,6 +167,7 @@ int pwt_tasks_init(void);
 void pwt_tasks_stop(void);
 void pwt_tasks_exit(void);
 void pwt_tasks_sweep(void);
+void pwt_tasks_forget(void);
 unsigned int pwt_tasks_count(void);
 unsigned int pwt_groups_count(void);
 
@@ -179,8 +180,13 @@ struct pwt_memory {
 
 void pwt_tasks_memory(struct pwt_memory *mem);
 
-/* Held by the wrapper around every use of a task entry (main.c). */
+/*
+ * Held by the wrapper: pwt_srcu for all of it, the call to the original
+ * included (rmmod waits for it); pwt_task_srcu around every use of a task
+ * entry, i.e. around pwt_throttle() only (evicted entries wait for it).
+ */
 extern struct srcu_struct pwt_srcu;
+extern struct srcu_struct pwt_task_srcu;
 
 /* --- stats.c: counters, per CPU so the write path never shares a cacheline --- */
 

@@ -24,8 +24,12 @@
  *  - eviction removes idle entries of live tasks when the table is full or
  *    more than half full. Their owner may be inside the wrapper right now,
  *    so an evicted entry is freed only after an SRCU grace period of
- *    pwt_srcu (which every wrapper call holds) and then an RCU one (for
- *    lookups); the owner makes a new entry at its next call;
+ *    pwt_task_srcu (which the wrapper holds around pwt_throttle(), where
+ *    the entry is used) and then an RCU one (for lookups); the owner makes
+ *    a new entry at its next call. Not pwt_srcu, which the wrapper also
+ *    holds while the original sleeps: a writer stuck there for good (a
+ *    hung FUSE daemon, a suspended device) would keep every entry evicted
+ *    meanwhile from being freed, and the table from staying bounded;
  *  - module exit, after synchronize_srcu() has waited for every owner.
  * call_srcu() takes a spinlock_t, a sleeping lock on PREEMPT_RT: evicted
  * entries are collected under the raw lock and queued after it is dropped.
@@ -167,13 +171,47 @@ static int pwt_evict_idle(struct hlist_head *head, struct pwt_task **out,
 	return n;
 }
 
-static void pwt_evicted_free(struct pwt_task **v, int n)
+/* Free @n unlinked entries once no owner can be using them. */
+static void pwt_unlinked_free(struct pwt_task **v, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++)
-		call_srcu(&pwt_srcu, &v[i]->rcu, pwt_task_evicted_srcu);
+		call_srcu(&pwt_task_srcu, &v[i]->rcu, pwt_task_evicted_srcu);
+}
+
+static void pwt_evicted_free(struct pwt_task **v, int n)
+{
+	pwt_unlinked_free(v, n);
 	pwt_stat_add(evictions, n);
+}
+
+/*
+ * pwthrottle was switched off: drop every entry. Their owners may be
+ * inside pwt_throttle(), which they entered while it was on, so each is
+ * freed as an evicted one is. An entry made in that same moment may stay.
+ */
+void pwt_tasks_forget(void)
+{
+	struct pwt_task *batch[PWT_EVICT_BATCH];
+	struct hlist_node *tmp;
+	struct pwt_task *t;
+	int bkt, n;
+
+	for (bkt = 0; bkt < HASH_SIZE(pwt_tasks_hash); bkt++) {
+		do {
+			n = 0;
+			raw_spin_lock(&pwt_tasks_lock);
+			hlist_for_each_entry_safe(t, tmp, &pwt_tasks_hash[bkt], node) {
+				if (n == PWT_EVICT_BATCH)
+					break;
+				pwt_task_unlink(t);
+				batch[n++] = t;
+			}
+			raw_spin_unlock(&pwt_tasks_lock);
+			pwt_unlinked_free(batch, n);
+		} while (n == PWT_EVICT_BATCH);
+	}
 }
 
 /* Does chain @head hold an entry eviction could take? */
@@ -368,8 +406,9 @@ static struct pwt_group *pwt_group_find(struct pid *key)
 /*
  * Join the group current belongs to now (its first decision, or after
  * setsid(), setpgid() or a change of group_by), leaving the old one. With
- * no memory or max_tasks groups already, the task stays on its own and the
- * next decision tries again.
+ * no memory or max_tasks groups already, the task leaves the old one all
+ * the same (it is no writer of that group any more) and stays on its own;
+ * the next decision tries again.
  */
 static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
 {
@@ -382,13 +421,8 @@ static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
 	key = pwt_group_key();
 	g = key ? pwt_group_find(key) : NULL;
 	rcu_read_unlock();
-	if (key && !g) {
-		if (READ_ONCE(pwt_nr_groups) >= READ_ONCE(pwt_max_tasks.val))
-			return NULL;
+	if (key && !g && READ_ONCE(pwt_nr_groups) < READ_ONCE(pwt_max_tasks.val))
 		ng = kzalloc(sizeof(*ng), GFP_NOWAIT | __GFP_NOWARN);
-		if (!ng)
-			return NULL;
-	}
 
 	raw_spin_lock(&pwt_tasks_lock);
 	/*
@@ -433,8 +467,10 @@ static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
  * Add @pages, dirtied by current since its last decision, to its group's
  * prediction and return that prediction (0 when it is on its own), and in
  * *@writers the group's writers: tasks with a hashed entry, i.e. that
- * dirtied pages and have neither exited (the exit probe) nor gone idle
- * (eviction).
+ * dirtied pages and have neither exited (the exit probe) nor been evicted
+ * as idle. Eviction waits for a full table or, at the sweep, a half-full
+ * one: a thread that wrote once and idles since stays a writer until then,
+ * while the pages it dirtied halve in the group's prediction every window.
  * Called at decisions only (every ratelimit_pages, 8 once over), so the
  * group's lock is taken once per 8 to 32 pages of each member, not on
  * every call.
@@ -511,7 +547,7 @@ void pwt_tasks_exit(void)
 		raw_spin_unlock(&pwt_tasks_lock);
 	}
 	/* Evicted entries go through SRCU, then RCU; the others through RCU. */
-	srcu_barrier(&pwt_srcu);
+	srcu_barrier(&pwt_task_srcu);
 	rcu_barrier();
 	/* Every entry is freed, so no group has members or readers left. */
 	hash_for_each_safe(pwt_groups_hash, bkt, tmp, g, node) {

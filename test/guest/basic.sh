@@ -12,6 +12,11 @@ ef=/sys/kernel/tracing/enabled_functions
 [ -r $ef ] || ef=/sys/kernel/debug/tracing/enabled_functions
 expect hook_installed "balance_dirty_pages_ratelimited_flags redirected" \
 	sh -c "grep '^balance_dirty_pages_ratelimited_flags' $ef | grep -q ' I '"
+# On every supported kernel the function starts as the fast hook expects
+# (ENDBR or its sealed NOP on IBT kernels, then the ftrace site): otherwise
+# pwthrottle falls back to the slower hook and says so, and this fails.
+expect direct_jump_taken "prologue as expected: direct_jump $(cat $PARAMS/direct_jump), want Y" \
+	[ "$(cat $PARAMS/direct_jump)" = Y ]
 
 # vm.dirty_ratio_centisecs: default, valid writes, every kind of nonsense.
 expect sysctl_default "default 500" [ "$(cat $SYSCTL)" = 500 ]

@@ -79,6 +79,41 @@ echo 500 > $SYSCTL
 rm -f /mnt/off
 sync
 
+# --- Off and on again: what a task wrote while off is not charged to it. ---
+# One shell writes 64 KiB chunks (its builtin printf: one process
+# throughout): 1 MiB on, 200 MiB off, 1 MiB on again, each step when the
+# test says (/tmp/off.go.N), reporting when done (/tmp/off.done.N).
+step() {	# N: let the writer take step N and wait (60 s at most) for it
+	: > /tmp/off.go.$1
+	i=0
+	while [ ! -e /tmp/off.done.$1 ] && [ $i -lt 3000 ]; do usleep 20000; i=$((i + 1)); done
+}
+rm -f /tmp/off.go.* /tmp/off.done.*
+sh -c 'for n in 1 2 3 4; do
+		while [ ! -e /tmp/off.go.$n ]; do usleep 20000; done
+		case $n in 1 | 3) c=16 ;; 2) c=3200 ;; 4) c=0 ;; esac
+		i=0
+		while [ $i -lt $c ]; do printf "%65536s" x >> /mnt/off; i=$((i + 1)); done
+		: > /tmp/off.done.$n
+	done' &
+w=$!
+step 1
+fut1=$(task_field $w future_pages)
+echo 0 > $SYSCTL
+tasks_off=$(stat_of tasks)
+step 2
+echo 500 > $SYSCTL
+step 3
+fut3=$(task_field $w future_pages)
+step 4
+wait $w
+log "off and on: future_pages $fut1 after 1 MiB, tasks $tasks_off once off, $fut3 after 200 MiB off and 1 MiB on; /mnt/off $(stat -c %s /mnt/off) bytes"
+expect off_forgets "the switch to 0 empties the table: $tasks_off tasks left" [ "$tasks_off" = 0 ]
+expect off_then_on_fresh "future_pages $fut3 after 200 MiB off then 1 MiB on, want < 1024 (4 MiB); before off $fut1" \
+	[ -n "$fut1" -a "${fut3:-999999}" -lt 1024 ]
+rm -f /mnt/off /tmp/off.go.* /tmp/off.done.*
+sync
+
 # --- Flipping vm.dirty_ratio/dirty_bytes never shows a threshold of 0. ---
 # Setting one clears the other in a second step; a reader that tears the
 # pair sees both 0 and, until its next refresh, takes every writer for an

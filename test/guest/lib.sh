@@ -60,6 +60,13 @@ debug_kernel() { case $(uname -r) in *-pwtdebug) return 0 ;; esac; return 1; }
 
 load() { insmod "$KO" "$@"; }
 loaded() { grep -q '^pwthrottle ' /proc/modules; }
+# need_load [PARAM=VALUE...]: load, or fail and end this script: every
+# check after it would measure the stock kernel, and some would pass.
+need_load() {
+	load "$@" && return
+	fail load "insmod $KO $* failed: the checks after it would see stock"
+	finish
+}
 # unload: rmmod, bounded (rmmod_bounded), then a kmemleak scan where there
 # is kmemleak (leak_scan).
 unload() { rmmod_bounded && leak_scan; }
@@ -157,6 +164,16 @@ trace_events() {
 
 # stat_of KEY: a value from debugfs stats.
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$DBG/stats"; }
+
+# slab_active: active objects of pwthrottle's task entry cache, empty if
+# merged away (boot with slub_nomerge to give it a line of its own).
+slab_active() { awk '$1 == "pwt_task" { print $2 }' /proc/slabinfo; }
+# slab_inuse: the same, exact: SLUB counts the free objects still held in
+# per-CPU slabs as active, and shrinking the cache first flushes those.
+slab_inuse() {
+	[ -w /sys/kernel/slab/pwt_task/shrink ] && echo 1 > /sys/kernel/slab/pwt_task/shrink
+	slab_active
+}
 
 # task_field PID COLUMN: a column of debugfs tasks for PID (empty if absent).
 task_field() {

@@ -13,6 +13,8 @@
 #   wedge      a lone writer and fsx: wall and CPU time against stock
 #   memory     writers beside a memory hog: no OOM, no hang, data intact
 #   enospc eio the application gets ENOSPC, EIO/EROFS from write()/fsync()
+#   frozen     writers stuck in the stock throttle on a suspended device
+#              while idle entries are evicted: the table's memory bounded
 #   nofs_*     six concurrent writers on XFS, btrfs, ext4 data=journal
 #              (torture/nofs.sh FS): hung-task detector silent, data intact
 #   uring      io_uring NOWAIT writes on XFS: the submitter never sleeps
@@ -42,7 +44,7 @@
 
 # The scenarios in the order they run; scripts/check reads these two lines
 # for make check T=...
-SCENARIOS="fuzz conflict reuse storm churn slowrmmod wedge memory enospc eio"
+SCENARIOS="fuzz conflict reuse storm churn slowrmmod wedge memory enospc eio frozen"
 SCENARIOS="$SCENARIOS nofs_xfs uring nofs_btrfs nofs_ext4 newfile"
 
 SEL=''

@@ -13,6 +13,11 @@
  *                            fails with EIO) without flushing or freezing
  *                            the filesystem on it, so its dirty pages stay
  *                            dirty and meet the error in writeback
+ *   pwt-dm suspend NAME      hold every new I/O of NAME until resume, the
+ *                            file system on it not frozen: its writers go
+ *                            on dirtying pages that cannot be cleaned, as
+ *                            with a hung FUSE daemon or NFS server
+ *   pwt-dm resume NAME       let the held I/O go
  *   pwt-dm remove NAME
  */
 #define _GNU_SOURCE
@@ -117,6 +122,12 @@ int main(int argc, char **argv)
 	memset(&io, 0, sizeof(io));
 	if (!strcmp(argv[1], "remove") && argc == 3)
 		return dm_call(DM_DEV_REMOVE, &io, sizeof(io), argv[2], 0) ? 1 : 0;
+	/* No lockfs, no flush: freezing would first write back every page. */
+	if (!strcmp(argv[1], "suspend") && argc == 3)
+		return dm_call(DM_DEV_SUSPEND, &io, sizeof(io), argv[2],
+			       DM_SUSPEND_FLAG | DM_NOFLUSH_FLAG | DM_SKIP_LOCKFS_FLAG) ? 1 : 0;
+	if (!strcmp(argv[1], "resume") && argc == 3)
+		return dm_call(DM_DEV_SUSPEND, &io, sizeof(io), argv[2], DM_NOFLUSH_FLAG) ? 1 : 0;
 	if (!strcmp(argv[1], "delay") && argc == 5) {
 		if (device(argv[3], &sectors, dev, sizeof(dev)))
 			return 1;
@@ -145,6 +156,6 @@ int main(int argc, char **argv)
 		return dm_call(DM_DEV_SUSPEND, &io, sizeof(io), argv[2], DM_NOFLUSH_FLAG) ? 1 : 0;
 	}
 usage:
-	fprintf(stderr, "usage: pwt-dm create|error NAME DEV | pwt-dm delay NAME DEV MS | pwt-dm remove NAME\n");
+	fprintf(stderr, "usage: pwt-dm create|error NAME DEV | pwt-dm delay NAME DEV MS | pwt-dm suspend|resume|remove NAME\n");
 	return 2;
 }

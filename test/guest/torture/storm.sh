@@ -7,20 +7,11 @@
 # make check T=storm.
 . /pwt/lib.sh
 
-# slab_active: active objects of pwthrottle's cache, empty if merged away.
-slab_active() { awk '$1 == "pwt_task" { print $2 }' /proc/slabinfo; }
-# slab_inuse: the same, exact: SLUB counts the free objects still held in
-# per-CPU slabs as active, and shrinking the cache first flushes those.
-slab_inuse() {
-	[ -w /sys/kernel/slab/pwt_task/shrink ] && echo 1 > /sys/kernel/slab/pwt_task/shrink
-	slab_active
-}
-
 t_storm() {
 	local n sampler max d0 d1 s0 speak s1 slack after t0 ok=1 out
 	n=$(big 2000 10000)
 	tmark storm
-	load max_tasks=256
+	need_load max_tasks=256
 	mkdir -p /mnt/storm
 	d0=$(stat_of drops)
 	s0=$(slab_inuse)
