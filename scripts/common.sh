@@ -58,6 +58,24 @@ ktap_relay() {
 # ktap_failed FILE: FILE holds a failed test line.
 ktap_failed() { grep -q '^not ok [0-9]' "$1" 2> /dev/null; }
 
+# ktap_ended NAME FILE STATUS: after a command that wrote the KTAP document
+# FILE and exited with STATUS, fail NAME if the document ended early with
+# no failure of its own: the command exited non-zero (a sanitizer report
+# aborts the unit binary, whose buffered lines never reach FILE; set -e
+# stops a script on a command outside its checks), or it printed fewer
+# results than its plan ("1..N") promised. Prints nothing otherwise.
+ktap_ended() {
+	local plan n
+	ktap_failed "$2" && return 0
+	plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$2" | head -n 1)
+	n=$(grep -cE '^(not )?ok [0-9]' "$2")
+	if [ "$3" != 0 ]; then
+		ktap_fail "$1" "exit $3 after $n results, none failed"
+	elif [ -n "$plan" ] && [ "$n" != "$plan" ]; then
+		ktap_fail "$1" "$n results of the plan's $plan"
+	fi
+}
+
 # ktap_totals FILE: "N passed, N failed, N skipped" of FILE's test lines at
 # the top level (a subtest's are indented, and its parent's line counts it).
 # A SKIP directive makes a skip of "ok" and "not ok" alike, as KTAP says.

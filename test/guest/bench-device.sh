@@ -69,8 +69,8 @@ fi
 # mode_on MODE DEV / mode_off MODE DEV: set a mode up for a hog on DEV.
 mode_on() {
 	case $1 in
-	pwthrottle) load ;;
-	pwthrottle_*) load inflight_ms=${1#pwthrottle_} ;;
+	pwthrottle) need_load ;;
+	pwthrottle_*) need_load inflight_ms=${1#pwthrottle_} ;;
 	dirty_bytes)
 		vm_dirty_save
 		echo $((32 << 20)) > /proc/sys/vm/dirty_bytes

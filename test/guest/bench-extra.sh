@@ -28,7 +28,7 @@ fair() {
 }
 
 fair stock
-load
+need_load
 fair pwthrottle
 unload
 

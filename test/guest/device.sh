@@ -10,7 +10,7 @@ mount_scratch
 mkdir -p /stick
 mount /dev/vdb /stick || { fail stick_mount "no /dev/vdb (vm-run --disk2)"; finish; }
 dmesg_mark
-load
+need_load
 
 # bdi_stat DEV KEY: a line of the device's bdi stats in debugfs, in kB.
 bdi_stat() {

@@ -36,7 +36,7 @@ ALONE=6
 
 mount_scratch
 mkdir -p /mnt/tmp
-load
+need_load
 unload
 warm_up
 
@@ -51,7 +51,7 @@ sampler() {
 
 for mode in $MODES; do
 	# shellcheck disable=SC2086
-	[ "$mode" = pwthrottle ] && load $PARAMS
+	[ "$mode" = pwthrottle ] && need_load $PARAMS
 	log "== $mode: no hog"
 	l=1
 	while [ $l -le "$LOOPS" ]; do

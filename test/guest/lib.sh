@@ -46,6 +46,11 @@ expect() {
 	if "$@"; then ok "$name"; else fail "$name" "$what"; fi
 }
 
+# refused CMD...: CMD (a command or one of these functions) fails; its
+# error message is dropped. In this shell: "sh -c '! load ...'" would run a
+# shell that has no such function, fail with 127 and pass.
+refused() { ! "$@" 2> /dev/null; }
+
 # alive PID: running, not a zombie waiting for "wait" (kill -0 succeeds on those).
 alive() {
 	local line

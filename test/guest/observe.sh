@@ -19,7 +19,7 @@ echo 0 > $TR/options/record-cmd
 
 mount_scratch
 dmesg_mark
-load
+need_load
 
 # jfield FILE PID KEY: a number from pwtop --json's line for PID.
 jfield() {
@@ -167,7 +167,7 @@ else
 fi
 
 # --- rmmod with the events enabled and a hog in forced writeback. ---
-load
+need_load
 echo 1 > $EV/enable
 setsid $PWT_W /mnt/hog 300 -t 10 > /dev/null &
 hog=$!
@@ -179,7 +179,7 @@ expect rmmod_while_tracing "rmmod with events enabled: exit $rc, events dir gone
 	[ $rc = 0 -a ! -e $EV -a "$n" -gt 0 ]
 wait $hog
 expect hog_survives "hog exits 0 after rmmod under tracing" [ $? = 0 ]
-load
+need_load
 expect reload_events_off "reloaded: events back, disabled" \
 	[ "$(cat $EV/pwt_decision/enable)" = 0 -a "$(cat $EV/pwt_throttle/enable)" = 0 ]
 unload

@@ -61,7 +61,7 @@ while [ "$r" -le "$RUNS" ]; do
 		measure $floor $r
 		rmmod pwt_conflict
 	done
-	load
+	need_load
 	c0=$(stat_of calls)
 	ns=$(rewrite 4k)
 	calls=$(($(stat_of calls) - c0))

@@ -11,7 +11,7 @@
 
 mount_scratch
 dmesg_mark
-load
+need_load
 
 # light_beside NAME: a 10 MB writer in this script's job, beside a hog
 # started as its own job: it must pass, neither over nor throttled.
@@ -67,7 +67,7 @@ group_hog threads 12 "$T/pwt-fork" /mnt/threads 4 -t -w 4 -k 65536
 # so it runs as a job of its own here). ---
 mkdir -p /mnt/perfile
 unload
-load group_by=2
+need_load group_by=2
 light_job=setsid
 group_hog perfile 12 "$T/pwt-fork" /mnt/perfile 20 -w 4 -k 16384
 light_job=
@@ -82,7 +82,7 @@ expect sequential_job_passes "ten 10 MB dd's of one job in ${secs}s: throttles $
 	[ "$thr1" = "$thr0" ]
 sync
 unload
-load
+need_load
 
 # --- io_uring: NOWAIT writes from the submitter, their retries from its
 # io-wq workers (threads of the same process): one writer. ---
@@ -92,7 +92,7 @@ group_hog uring 12 "$T/pwt-uring" /mnt/uring/f 256 -q 8
 # --- A build: many short processes writing small files at a build's pace,
 # one job: not a hog even with group_by=2. ---
 unload
-load group_by=2
+need_load group_by=2
 mkdir -p /mnt/build
 thr0=$(stat_of throttles)
 setsid "$T/pwt-fork" /mnt/build 300 -w 2 -k 64 -p 20 > /tmp/build.out &
@@ -111,7 +111,7 @@ expect build_not_a_hog "300 small-file processes: no throttle ($thr0 -> $thr1), 
 rm -rf /mnt/build
 sync
 unload
-load
+need_load
 
 # --- A loop device's worker writes for the filesystem on it: passed through. ---
 # The hog writes into ext2 on /mnt/loop.img; the loop worker (a kernel

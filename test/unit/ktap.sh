@@ -40,3 +40,18 @@ printf '%s\n' "KTAP version 1" "ok 1 a" "ok 2 b # SKIP no btrfs" "not ok 3 c # S
 	"ok 5 h # rcode=0" "okay 6" > "$tmp/run"
 [ "$(ktap_totals "$tmp/run")" = "2 passed, 1 failed, 2 skipped" ]
 ktap_verdict $? unit/ktap_totals "2 passed, 1 failed, 2 skipped expected, got $(ktap_totals "$tmp/run")"
+
+# A document that ends early fails as a whole, even if each line it printed
+# passed: its command exited non-zero, or it printed fewer results than its
+# plan. One that ended as planned, or failed a line of its own, adds nothing.
+ended() {	# PLAN RESULTS STATUS: ktap_ended's line for such a document
+	{ [ -n "$1" ] && echo "1..$1"; printf '%s\n' "$2" | tr ',' '\n'; } > "$tmp/doc"
+	(KTAP_COUNT='' KTAP_N=0 ktap_ended u/x "$tmp/doc" "$3")
+}
+ok2='ok 1 a,ok 2 b'
+[ "$(ended 2 "$ok2" 1)" = "not ok 1 u/x # exit 1 after 2 results, none failed" ] &&
+	[ "$(ended 3 "$ok2" 0)" = "not ok 1 u/x # 2 results of the plan's 3" ] &&
+	[ "$(ended '' "$ok2" 134)" = "not ok 1 u/x # exit 134 after 2 results, none failed" ] &&
+	[ -z "$(ended 2 "$ok2" 0)" ] && [ -z "$(ended '' "$ok2" 0)" ] &&
+	[ -z "$(ended 2 'ok 1 a,not ok 2 b' 1)" ]
+ktap_verdict $? unit/ktap_ended "an early end is a failure, a planned one nothing"

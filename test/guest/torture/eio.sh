@@ -6,7 +6,7 @@
 . /pwt/lib.sh
 
 t_eio() {
-	local dm out st w t0
+	local dm out st w t0 thr
 	modprobe dm_mod 2>/dev/null	# or built in (the debug kernel)
 	if [ ! -c /dev/mapper/control ]; then
 		skip eio "no device-mapper in this kernel"
@@ -23,23 +23,28 @@ t_eio() {
 		{ fail eio "mount /dev/$dm"; "$T/pwt-dm" remove pwt-eio; mount_scratch; return; }
 	tmark eio
 	echo $((16 << 20)) > /proc/sys/vm/dirty_bytes
-	load write_chunk_pages=64
+	need_load write_chunk_pages=64
 	# A hog in forced writeback when every I/O starts failing: pwthrottle
 	# starts writeback that fails, and must leave the error for the
 	# application's write() or fsync() to see.
 	$PWT_W /mnt/eio 400 -s > /tmp/eio.out 2>&1 &
 	w=$!
 	t0=$(now_cs)
-	while [ "$(task_field $w throttles)" -lt 3 ] 2>/dev/null || [ -z "$(task_field $w throttles)" ]; do
-		[ $(($(now_cs) - t0)) -lt 1000 ] || break
+	thr=0
+	while [ "${thr:-0}" -lt 3 ] && [ $(($(now_cs) - t0)) -lt 1000 ]; do
 		usleep 100000
+		# Read once: of two reads, an empty one (no entry yet) and a
+		# "0" ended the wait at once, before any forced writeback.
+		thr=$(task_field $w throttles)
 	done
-	log "eio: writer throttled $(task_field $w throttles) times; the device fails from now on"
+	log "eio: writer throttled $thr times; the device fails from now on"
+	expect eio_in_writeback "the writer was in forced writeback when the device failed: throttled ${thr:-0} times, want >= 1" \
+		[ "${thr:-0}" -ge 1 ]
 	"$T/pwt-dm" error pwt-eio /dev/vda
 	wait_max $w 120
 	st=$?
 	out=$(cat /tmp/eio.out)
-	log "eio: writer exit $st: $out; throttles $(stat_of throttles), forced $(stat_of forced_pages)"
+	log "eio: writer exit $st: $out; throttles $(stat_of throttles), forced $(stat_of forced_pages), checks $(stat_of checks), skipped $(stat_of skipped)"
 	expect eio_reported "the writer sees EIO or EROFS (exit $st: $out)" \
 		sh -c "[ $st = 1 ] && echo '$out' | grep -qE 'Input/output error|Read-only file system'"
 	unload

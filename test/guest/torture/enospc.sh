@@ -11,7 +11,7 @@ t_enospc() {
 	# A 16 MiB dirty limit: the writer is predicted over, and in forced
 	# writeback, long before the disk is full.
 	echo $((16 << 20)) > /proc/sys/vm/dirty_bytes
-	load write_chunk_pages=64
+	need_load write_chunk_pages=64
 	# Leave 64 MiB: a 128 MB write must fail. Free blocks, not df's
 	# available ones: root may use the reserved 5% too, but not ext4's
 	# own reserve (s_resv_clusters, 16 MiB here). The writer dirties more

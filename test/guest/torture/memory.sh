@@ -9,7 +9,7 @@ t_memory() {
 	local mode avail hog w1 w2 w3 s t0 oom res=''
 	for mode in mod stock; do
 		tmark memory-$mode
-		[ $mode = mod ] && load
+		[ $mode = mod ] && need_load
 		mkdir -p /mnt/mem
 		# All but ~64 MiB in anonymous memory that is touched again and
 		# again (no swap): the writers' page cache lives in what is left,

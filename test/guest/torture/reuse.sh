@@ -11,7 +11,7 @@ t_reuse() {
 	tmark reuse
 	# A 16 MiB dirty limit: the hog is predicted over within a second.
 	echo $((16 << 20)) > /proc/sys/vm/dirty_bytes
-	load
+	need_load
 	while [ $i -lt "$n" ]; do
 		i=$((i + 1))
 		# A hog until pwthrottle predicts it over, then SIGKILLed, maybe

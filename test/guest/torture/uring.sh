@@ -24,7 +24,7 @@ t_uring() {
 	# a new inode's first decision reads the device's root writeback
 	# context, which nofs_xfs left measured at 61 MB/s.
 	echo $((16 << 20)) > /proc/sys/vm/dirty_bytes
-	load write_chunk_pages=16
+	need_load write_chunk_pages=16
 	start_in_cgroup $slow $PWT_W /mnt/uring-busy 96 > /dev/null 2>&1
 	busy=$!
 	start_in_cgroup $slow $PWT_W /mnt/uring 4 > /dev/null 2>&1

@@ -27,7 +27,7 @@ t_wedge() {
 	tmark wedge
 	drop_caches
 	for mode in mod stock mod stock mod stock $(big '' 'mod stock'); do
-		[ $mode = mod ] && load
+		[ $mode = mod ] && need_load
 		timed $PWT_W /mnt/wedge "$(big 120 400)" -f 20 -s
 		[ $mode = mod ] && thr="$thr $(stat_of throttles)"
 		r=$(timed_result)
