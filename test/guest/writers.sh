@@ -234,6 +234,40 @@ wait $idle
 echo 500 > $SYSCTL
 rm -rf /mnt/idle /mnt/idlehog
 
+# --- A writer whose new group cannot be made leaves its old one. ---
+# With max_tasks=8 there are at most 8 groups: seven jobs that wrote and
+# wait, and a writer in this script's job. When that writer starts a
+# session of its own (setsid, in the same process) no group can be made
+# for it: it must count as a writer of this script's job no longer.
+unload
+need_load group_by=2 max_tasks=8
+rm -f /tmp/rg.*
+for i in 1 2 3 4 5 6 7; do
+	setsid sh -c "printf '%1048576s' x > /mnt/rg$i; while [ ! -e /tmp/rg.end ]; do usleep 50000; done" &
+done
+sh -c "printf '%1048576s' x > /mnt/rg0; : > /tmp/rg.1
+	while [ ! -e /tmp/rg.go ]; do usleep 20000; done
+	exec setsid sh -c 'printf \"%1048576s\" x >> /mnt/rg0; : > /tmp/rg.2
+		while [ ! -e /tmp/rg.end ]; do usleep 50000; done'" &
+w=$!
+n=0
+while [ ! -e /tmp/rg.1 ] && [ $n -lt 300 ]; do usleep 100000; n=$((n + 1)); done
+sleep 1
+# (Told apart by the group's pages: this script's job may be process
+# group 0, the kernel's own, which debugfs shows as group 0 like none.)
+gp1=$(task_field $w group_pages)
+ngroups=$(stat_of groups)
+: > /tmp/rg.go
+n=0
+while [ ! -e /tmp/rg.2 ] && [ $n -lt 300 ]; do usleep 100000; n=$((n + 1)); done
+gp2=$(task_field $w group_pages)
+log "regroup: writer $w in a group of ${gp1:-none} pages, $ngroups groups; after setsid, group $(task_field $w group) of ${gp2:-none} pages, $(stat_of groups) groups"
+expect regroup_full_leaves "after setsid with $ngroups of 8 groups taken: group pages ${gp2:-none}, want 0 (before ${gp1:-none})" \
+	[ "${gp1:-0}" -gt 0 -a "$ngroups" = 8 -a "${gp2:-none}" = 0 ]
+: > /tmp/rg.end
+wait
+rm -f /mnt/rg* /tmp/rg.*
+
 unload
 expect dmesg_clean "no WARNING/BUG/Oops" dmesg_clean
 umount /mnt
