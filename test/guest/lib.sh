@@ -360,6 +360,36 @@ on_fs() {
 	mount -t "$1" /dev/vda /mnt 2>/dev/null || scratch "$1"
 }
 
+# dm_scratch NAME [MOUNT_OPTIONS]: /mnt again, the ext4 of /dev/vda now
+# seen through a linear device-mapper map, pwt-NAME, which pwt-dm can fail
+# or suspend under it. Where it cannot, test NAME skips (no device-mapper)
+# or fails, /mnt as it was, and it returns 1. dm_scratch_end NAME: back to
+# /dev/vda itself.
+dm_scratch() {
+	local dm
+	modprobe dm_mod 2>/dev/null	# or built in (the debug kernel)
+	if [ ! -c /dev/mapper/control ]; then
+		skip "$1" "no device-mapper in this kernel"
+		return 1
+	fi
+	umount /mnt
+	if ! dm=$("$T/pwt-dm" create "pwt-$1" /dev/vda); then
+		fail "$1" "pwt-dm create failed"
+		mount_scratch
+		return 1
+	fi
+	mount -t ext4 ${2:+-o "$2"} "/dev/$dm" /mnt && return 0
+	fail "$1" "mount /dev/$dm"
+	"$T/pwt-dm" remove "pwt-$1"
+	mount_scratch
+	return 1
+}
+dm_scratch_end() {
+	umount /mnt
+	"$T/pwt-dm" remove "pwt-$1"
+	mount_scratch
+}
+
 # torture_run NAME [FS]: run one torture concern, t_NAME, as torture.sh
 # or the concern's own script alone does: the static tools there, nothing
 # loaded, /mnt on FS (if given; the concern skips where FS cannot be

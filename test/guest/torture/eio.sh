@@ -6,21 +6,13 @@
 . /pwt/lib.sh
 
 t_eio() {
-	local dm out st w t0 thr
-	modprobe dm_mod 2>/dev/null	# or built in (the debug kernel)
-	if [ ! -c /dev/mapper/control ]; then
-		skip eio "no device-mapper in this kernel"
-		return
-	fi
-	umount /mnt
-	dm=$("$T/pwt-dm" create pwt-eio /dev/vda) || { fail eio "pwt-dm create failed"; mount_scratch; return; }
+	local out st w t0 thr
 	# nodelalloc: once the device fails, ext4 aborts its journal and can
 	# clean no dirty page again. With delayed allocation write() would go on
 	# filling the page cache and the writer would wait in the stock throttle
 	# for ever (stock behaviour, module or not); without it, write() needs a
 	# journal handle and fails with EROFS instead.
-	mount -t ext4 -o nodelalloc "/dev/$dm" /mnt ||
-		{ fail eio "mount /dev/$dm"; "$T/pwt-dm" remove pwt-eio; mount_scratch; return; }
+	dm_scratch eio nodelalloc || return
 	tmark eio
 	echo $((16 << 20)) > /proc/sys/vm/dirty_bytes
 	need_load write_chunk_pages=64

@@ -20,16 +20,8 @@ FROZEN_SECS=30
 FROZEN_SLACK=16
 
 t_frozen() {
-	local dm hog s0 s1 ev0 ev1 n=0 t0 pids='' w st bad='' hung
-	modprobe dm_mod 2>/dev/null	# or built in (the debug kernel)
-	if [ ! -c /dev/mapper/control ]; then
-		skip frozen "no device-mapper in this kernel"
-		return
-	fi
-	umount /mnt
-	dm=$("$T/pwt-dm" create pwt-frz /dev/vda) || { fail frozen "pwt-dm create failed"; mount_scratch; return; }
-	mount -t ext4 "/dev/$dm" /mnt ||
-		{ fail frozen "mount /dev/$dm"; "$T/pwt-dm" remove pwt-frz; mount_scratch; return; }
+	local hog s0 s1 ev0 ev1 n=0 t0 pids='' w st bad='' hung
+	dm_scratch frozen || return
 	mkdir -p /mnt/frz
 	tmark frozen
 	# The journal thread waits for the suspended device too: no hung-task
@@ -44,13 +36,11 @@ t_frozen() {
 		skip frozen "pwt_task merged into another cache (boot with slub_nomerge)"
 		unload
 		echo "$hung" > /proc/sys/kernel/hung_task_timeout_secs
-		umount /mnt
-		"$T/pwt-dm" remove pwt-frz
-		mount_scratch
+		dm_scratch_end frozen
 		return
 	fi
 	ev0=$(stat_of evictions)
-	"$T/pwt-dm" suspend pwt-frz || fail frozen_suspend "pwt-dm suspend failed"
+	"$T/pwt-dm" suspend pwt-frozen || fail frozen_suspend "pwt-dm suspend failed"
 	# A hog fills the dirty limit and stays in the stock throttle...
 	$PWT_W /mnt/frz/hog 64 > /tmp/frz.hog 2>&1 &
 	hog=$!
@@ -71,7 +61,7 @@ t_frozen() {
 		[ $((ev1 - ev0)) -ge $((FROZEN_MAX_TASKS / 2)) ]
 	expect frozen_bounded "pwt_task objects $s1 with the device suspended, want <= $FROZEN_MAX_TASKS + $FROZEN_SLACK (at load $s0)" \
 		[ "$s1" -le $((FROZEN_MAX_TASKS + FROZEN_SLACK)) ]
-	"$T/pwt-dm" resume pwt-frz || fail frozen_resume "pwt-dm resume failed"
+	"$T/pwt-dm" resume pwt-frozen || fail frozen_resume "pwt-dm resume failed"
 	wait_max $hog 120
 	st=$?
 	[ $st = 0 ] || bad="hog:$st"
@@ -87,9 +77,7 @@ t_frozen() {
 	unload
 	echo "$hung" > /proc/sys/kernel/hung_task_timeout_secs
 	rm -rf /mnt/frz
-	umount /mnt
-	"$T/pwt-dm" remove pwt-frz
-	mount_scratch
+	dm_scratch_end frozen
 	expect frozen_dmesg_clean "no WARNING/BUG/Oops" tclean frozen
 }
 
