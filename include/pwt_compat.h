@@ -44,10 +44,14 @@
  * 6.1 to 7.3) and is never reset, where nr_dirtied is zeroed whenever
  * balance_dirty_pages() balances the task. So the bytes between two readings
  * are exact whichever hooked calls we did not see. It also counts what the
- * task wrote O_DIRECT, and a page its own writeback redirtied counts again:
- * rare for a task that also dirties through the page cache, and harmless
- * (the device decides; see pwt_decide_dev()). Debian, like every
- * distribution kernel, has task I/O accounting.
+ * task wrote O_DIRECT (which calls no hook), and a page its own writeback
+ * redirtied counts again: a thread that mixes O_DIRECT and buffered writes
+ * is charged its O_DIRECT bytes at its next buffered decision, as pages it
+ * dirtied. Where its device keeps up (pwt_decide_dev()) that changes
+ * nothing; past the freerun ceiling, or on a congested device, it may be
+ * held as an over-dirtier for them. Not modelled: the kernel keeps no
+ * per-task count of buffered bytes alone. Debian, like every distribution
+ * kernel, has task I/O accounting.
  */
 #ifndef CONFIG_TASK_IO_ACCOUNTING
 #error "pwthrottle counts dirtied pages in task I/O accounting: needs CONFIG_TASK_IO_ACCOUNTING"
