@@ -499,9 +499,10 @@ PWT_BODY_JUMP(pwt_call_original, "");
  * device, loops there for as long as the device stays away. So the task
  * entries do not wait for pwt_srcu: pwt_task_srcu covers only
  * pwt_throttle(), where the entry is used, whose waits end within
- * max_pause_ms (task.c frees evicted entries after it). Only its
- * submission of writeback can block longer, on a device whose queue is
- * full and stays full, as every writer's own writeback would there.
+ * max_pause_ms (task.c frees evicted entries after it). Only the
+ * writeback it starts can block longer, on a device that stops answering
+ * (a request queue that stays full, a bitmap the filesystem must read
+ * first), as every writer's own writeback would there.
  */
 static int pwt_balance_dirty_pages(struct address_space *mapping,
 				   unsigned int flags)

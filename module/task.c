@@ -41,6 +41,7 @@
  * grace period, with the reference on its struct pid.
  */
 #include <linux/hashtable.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/tracepoint.h>
@@ -423,6 +424,9 @@ static struct pwt_group *pwt_task_regroup(struct pwt_task *t)
 	rcu_read_unlock();
 	if (key && !g && READ_ONCE(pwt_nr_groups) < READ_ONCE(pwt_max_tasks.val))
 		ng = kzalloc(sizeof(*ng), GFP_NOWAIT | __GFP_NOWARN);
+	/* Already on its own, and nothing to join: no need for the lock. */
+	if (key && !g && !ng && !t->grp)
+		return NULL;
 
 	raw_spin_lock(&pwt_tasks_lock);
 	/*
@@ -539,6 +543,15 @@ void pwt_tasks_exit(void)
 	struct pwt_task *t;
 	int bkt;
 
+	/*
+	 * A write of 0 to the dirty_ratio_centisecs parameter empties the
+	 * table (pwt_tasks_forget()), and the parameter's sysfs file outlives
+	 * our exit: it goes only when the module is freed. Such a store holds
+	 * the parameter lock throughout; holding it here, no store is halfway
+	 * through (entries unlinked, their frees not yet queued) when we wait
+	 * for the frees below, and any later one finds the table empty.
+	 */
+	kernel_param_lock(THIS_MODULE);
 	pwt_tasks_stop();
 	for (bkt = 0; bkt < HASH_SIZE(pwt_tasks_hash); bkt++) {
 		raw_spin_lock(&pwt_tasks_lock);
@@ -556,4 +569,5 @@ void pwt_tasks_exit(void)
 		kfree(g);
 	}
 	kmem_cache_destroy(pwt_task_cache);
+	kernel_param_unlock(THIS_MODULE);
 }

@@ -83,10 +83,12 @@ sync
 # One shell writes 64 KiB chunks (its builtin printf: one process
 # throughout): 1 MiB on, 200 MiB off, 1 MiB on again, each step when the
 # test says (/tmp/off.go.N), reporting when done (/tmp/off.done.N).
+steps_late=''
 step() {	# N: let the writer take step N and wait (60 s at most) for it
 	: > /tmp/off.go.$1
 	i=0
 	while [ ! -e /tmp/off.done.$1 ] && [ $i -lt 3000 ]; do usleep 20000; i=$((i + 1)); done
+	[ -e /tmp/off.done.$1 ] || steps_late="$steps_late $1"
 }
 rm -f /tmp/off.go.* /tmp/off.done.*
 sh -c 'for n in 1 2 3 4; do
@@ -109,8 +111,8 @@ step 4
 wait $w
 log "off and on: future_pages $fut1 after 1 MiB, tasks $tasks_off once off, $fut3 after 200 MiB off and 1 MiB on; /mnt/off $(stat -c %s /mnt/off) bytes"
 expect off_forgets "the switch to 0 empties the table: $tasks_off tasks left" [ "$tasks_off" = 0 ]
-expect off_then_on_fresh "future_pages $fut3 after 200 MiB off then 1 MiB on, want < 1024 (4 MiB); before off $fut1" \
-	[ -n "$fut1" -a "${fut3:-999999}" -lt 1024 ]
+expect off_then_on_fresh "future_pages $fut3 after 200 MiB off then 1 MiB on, want < 1024 (4 MiB); before off $fut1; steps not done in 60 s:${steps_late:- none}" \
+	[ -n "$fut1" -a "${fut3:-999999}" -lt 1024 -a -z "$steps_late" ]
 rm -f /mnt/off /tmp/off.go.* /tmp/off.done.*
 sync
 
