@@ -328,16 +328,17 @@ verify_all() {
 	return $bad
 }
 
-# slow_cgroup NAME BPS: a cgroup (v2), printed, whose writes to vda io.max
-# holds to BPS bytes/s. Cgroup writeback charges its tasks' writeback to it
-# (ext4, XFS), so vda is a slow device for them alone, in the same boot as
-# everything else. Fails where the kernel has no cgroup2 io.max.
+# slow_cgroup NAME BPS [DEV]: a cgroup (v2), printed, whose writes to DEV
+# (vda) io.max holds to BPS bytes/s. Cgroup writeback charges its tasks'
+# writeback to it (ext4, XFS), so DEV is a slow device for them alone, in
+# the same boot as everything else. Fails where the kernel has no cgroup2
+# io.max.
 CG=/sys/fs/cgroup
 slow_cgroup() {
 	mkdir -p $CG
 	grep -q " $CG cgroup2 " /proc/mounts || mount -t cgroup2 none $CG || return 1
 	echo "+memory +io" > $CG/cgroup.subtree_control && mkdir -p "$CG/$1" &&
-		echo "$(cat /sys/block/vda/dev) wbps=$2" > "$CG/$1/io.max" && echo "$CG/$1"
+		echo "$(cat "/sys/block/${3:-vda}/dev") wbps=$2" > "$CG/$1/io.max" && echo "$CG/$1"
 }
 # cgroup_unthrottle DIR: vda at full speed again for DIR's tasks.
 cgroup_unthrottle() { echo "$(cat /sys/block/vda/dev) wbps=max" > "$1/io.max"; }
@@ -361,25 +362,24 @@ on_fs() {
 }
 
 # dm_scratch NAME [MOUNT_OPTIONS]: /mnt again, the ext4 of /dev/vda now
-# seen through a linear device-mapper map, pwt-NAME, which pwt-dm can fail
-# or suspend under it. Where it cannot, test NAME skips (no device-mapper)
-# or fails, /mnt as it was, and it returns 1. dm_scratch_end NAME: back to
-# /dev/vda itself.
+# seen through a linear device-mapper map, pwt-NAME (its node in $DM),
+# which pwt-dm can fail or suspend under it. Where it cannot, test NAME
+# skips (no device-mapper) or fails, /mnt as it was, and it returns 1.
+# dm_scratch_end NAME: back to /dev/vda itself.
 dm_scratch() {
-	local dm
 	modprobe dm_mod 2>/dev/null	# or built in (the debug kernel)
 	if [ ! -c /dev/mapper/control ]; then
 		skip "$1" "no device-mapper in this kernel"
 		return 1
 	fi
 	umount /mnt
-	if ! dm=$("$T/pwt-dm" create "pwt-$1" /dev/vda); then
+	if ! DM=$("$T/pwt-dm" create "pwt-$1" /dev/vda); then
 		fail "$1" "pwt-dm create failed"
 		mount_scratch
 		return 1
 	fi
-	mount -t ext4 ${2:+-o "$2"} "/dev/$dm" /mnt && return 0
-	fail "$1" "mount /dev/$dm"
+	mount -t ext4 ${2:+-o "$2"} "/dev/$DM" /mnt && return 0
+	fail "$1" "mount /dev/$DM"
 	"$T/pwt-dm" remove "pwt-$1"
 	mount_scratch
 	return 1
