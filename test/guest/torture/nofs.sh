@@ -54,11 +54,13 @@ nofs_load() {
 	# neither pwthrottle nor the stock throttle sees it; what the mmap
 	# writer and fsx's mapped writes dirty is in files mapped shared and
 	# writable, left to the stock throttle (skipped). That skips on every
-	# file system, so only data=journal may go unthrottled: on XFS and
-	# btrfs the two hogs dirty pages pwthrottle writes back.
-	if [ "$name" = nofs_ext4_journal ] && [ "$(stat_of throttles)" = "$thr0" ] &&
-	   { [ "$fut" = 0 ] || [ "$(stat_of skipped)" -gt "$sk0" ]; }; then
-		skip "${name}_throttled" "no task dirtied a page pwthrottle could write back ($(stat_of calls) calls, future_pages $fut, skipped $sk0 -> $(stat_of skipped))"
+	# file system, so only data=journal may go unthrottled that way. On
+	# XFS and btrfs the two hogs dirty pages pwthrottle writes back, once
+	# a prediction reaches the 16 MiB limit (4096 pages): a CPU too slow
+	# for that (the debug kernel's btrfs: 2392 pages at most) is a skip.
+	if [ "$(stat_of throttles)" = "$thr0" ] && { [ "${fut:-0}" -lt 4096 ] ||
+	   { [ "$name" = nofs_ext4_journal ] && [ "$(stat_of skipped)" -gt "$sk0" ]; }; }; then
+		skip "${name}_throttled" "no prediction reached the limit, or no page pwthrottle could write back ($(stat_of calls) calls, largest future_pages $fut of 4096, skipped $sk0 -> $(stat_of skipped))"
 	else
 		expect "${name}_throttled" "pwthrottle throttled writers here (largest future_pages $fut)" \
 			[ "$(stat_of throttles)" -gt "$thr0" ]
