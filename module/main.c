@@ -30,17 +30,17 @@
  * added to a prediction of its group (a struct pwt_group, at each
  * decision), and while two or more of the group's tasks are writers
  * (have dirtied pages, not exited, not evicted as idle: task.c) a task is
- * judged by the larger of the two (pwt_judged_future()). The group is what group_by says: by
- * default the process (its threads); 2 the process group, i.e. a shell
- * job, which also catches a job that starts a process per file, several
- * at once; 0 is the 2005 behaviour. Writers that follow one another are
- * judged one by one: a group's prediction keeps the pages of members that
- * have exited, so a shell loop of short writers (the 2005 experiment's own
- * light writer, ten dd's of 10 MB) would be one 100 MB writer, a hog on a
- * small machine (make bench, group_by=2 without this rule: the loop alone
- * went from 0.53 s to 1.55 s on 40 MiB/s). Not 2 by default all the same:
- * the programs a script starts side by side, each light, would be judged
- * as one writer.
+ * judged by the larger of the two (pwt_judged_future()). The group is
+ * what group_by says: by default the process (its threads); 2 the process
+ * group, i.e. a shell job, which also catches a job that starts a process
+ * per file, several at once; 0 is the 2005 behaviour. Writers that
+ * follow one another are judged one by one: a group's prediction keeps
+ * the pages of members that have exited, so a shell loop of short
+ * writers (the 2005 experiment's own light writer, ten dd's of 10 MB)
+ * would be one 100 MB writer, a hog on a small machine (make bench,
+ * group_by=2 without this rule: the loop alone went from 0.53 s to 1.55 s
+ * on 40 MiB/s). Not 2 by default all the same: the programs a script
+ * starts side by side, each light, would be judged as one writer.
  *
  * The device decides first (device.c, pwt_decide_dev()). The 2005 rule
  * knows memory, not devices: a lone copy to a fast disk has a prediction

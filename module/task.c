@@ -148,12 +148,12 @@ static bool pwt_task_idle(const struct pwt_task *t, unsigned long now)
 }
 
 /*
- * Unhash up to @want (at most PWT_EVICT_BATCH) idle entries of chain @head
- * into @out and return how many. Caller holds pwt_tasks_lock and passes them to
- * pwt_evicted_free() after dropping it.
+ * Unhash up to @want (at most PWT_EVICT_BATCH) entries of chain @head, only
+ * idle ones if @idle_only, into @out and return how many. Caller holds
+ * pwt_tasks_lock and frees them (pwt_unlinked_free()) after dropping it.
  */
-static int pwt_evict_idle(struct hlist_head *head, struct pwt_task **out,
-			  int want)
+static int pwt_unlink_batch(struct hlist_head *head, struct pwt_task **out,
+			    int want, bool idle_only)
 {
 	unsigned long now = jiffies;
 	struct hlist_node *tmp;
@@ -164,12 +164,18 @@ static int pwt_evict_idle(struct hlist_head *head, struct pwt_task **out,
 	hlist_for_each_entry_safe(t, tmp, head, node) {
 		if (n >= want)
 			break;
-		if (!pwt_task_idle(t, now))
+		if (idle_only && !pwt_task_idle(t, now))
 			continue;
 		pwt_task_unlink(t);
 		out[n++] = t;
 	}
 	return n;
+}
+
+static int pwt_evict_idle(struct hlist_head *head, struct pwt_task **out,
+			  int want)
+{
+	return pwt_unlink_batch(head, out, want, true);
 }
 
 /* Free @n unlinked entries once no owner can be using them. */
@@ -195,20 +201,13 @@ static void pwt_evicted_free(struct pwt_task **v, int n)
 void pwt_tasks_forget(void)
 {
 	struct pwt_task *batch[PWT_EVICT_BATCH];
-	struct hlist_node *tmp;
-	struct pwt_task *t;
 	int bkt, n;
 
 	for (bkt = 0; bkt < HASH_SIZE(pwt_tasks_hash); bkt++) {
 		do {
-			n = 0;
 			raw_spin_lock(&pwt_tasks_lock);
-			hlist_for_each_entry_safe(t, tmp, &pwt_tasks_hash[bkt], node) {
-				if (n == PWT_EVICT_BATCH)
-					break;
-				pwt_task_unlink(t);
-				batch[n++] = t;
-			}
+			n = pwt_unlink_batch(&pwt_tasks_hash[bkt], batch,
+					     PWT_EVICT_BATCH, false);
 			raw_spin_unlock(&pwt_tasks_lock);
 			pwt_unlinked_free(batch, n);
 		} while (n == PWT_EVICT_BATCH);

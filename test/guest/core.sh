@@ -86,9 +86,7 @@ sync
 steps_late=''
 step() {	# N: let the writer take step N and wait (60 s at most) for it
 	: > /tmp/off.go.$1
-	i=0
-	while [ ! -e /tmp/off.done.$1 ] && [ $i -lt 3000 ]; do usleep 20000; i=$((i + 1)); done
-	[ -e /tmp/off.done.$1 ] || steps_late="$steps_late $1"
+	wait_file /tmp/off.done.$1 60 || steps_late="$steps_late $1"
 }
 rm -f /tmp/off.go.* /tmp/off.done.*
 sh -c 'for n in 1 2 3 4; do

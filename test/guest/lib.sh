@@ -51,6 +51,13 @@ expect() {
 # shell that has no such function, fail with 127 and pass.
 refused() { ! "$@" 2> /dev/null; }
 
+# wait_file FILE SECS: until FILE exists, SECS at most; fails if it does not.
+wait_file() {
+	local n=$(($2 * 50))
+	while [ ! -e "$1" ] && [ $n -gt 0 ]; do usleep 20000; n=$((n - 1)); done
+	[ -e "$1" ]
+}
+
 # alive PID: running, not a zombie waiting for "wait" (kill -0 succeeds on those).
 alive() {
 	local line

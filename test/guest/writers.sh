@@ -250,8 +250,7 @@ sh -c "printf '%1048576s' x > /mnt/rg0; : > /tmp/rg.1
 	exec setsid sh -c 'printf \"%1048576s\" x >> /mnt/rg0; : > /tmp/rg.2
 		while [ ! -e /tmp/rg.end ]; do usleep 50000; done'" &
 w=$!
-n=0
-while [ ! -e /tmp/rg.1 ] && [ $n -lt 300 ]; do usleep 100000; n=$((n + 1)); done
+wait_file /tmp/rg.1 30
 sleep 1
 # (Told apart by the group's pages: this script's job may be process
 # group 0, the kernel's own, which debugfs shows as group 0 like none.)
@@ -259,8 +258,7 @@ gp1=$(task_field $w group_pages)
 ngroups=$(stat_of groups)
 ev0=$(stat_of evictions)
 : > /tmp/rg.go
-n=0
-while [ ! -e /tmp/rg.2 ] && [ $n -lt 300 ]; do usleep 100000; n=$((n + 1)); done
+wait_file /tmp/rg.2 30
 gp2=$(task_field $w group_pages)
 # An entry evicted as idle meanwhile (the sweep, over half of 8 taken)
 # would come back with no group whatever the code: no eviction allowed.
