@@ -18,16 +18,16 @@ fut=$(task_field $hog future_pages)
 thr=$(task_field $hog throttles)
 hog_mbs=$(($(wchar $hog) / 6000000))
 log "hog pid $hog: future $fut pages, $thr throttles, over $(task_field $hog over), wrote $hog_mbs MB/s"
-# 10000 pages after 6 s of a 5 s window is what a writer of 10 MB/s or
-# more is predicted; it also outruns this 40 MB/s disk, or fills memory.
-# A debug kernel's hog (make check-debug: KASAN, lockdep, kmemleak) may
-# write slower: 6.12.118-pwtdebug's wrote 3.6 MB/s in one boot, 10-16 in
-# others, and a writer its disk keeps up with is rightly neither predicted
-# a hog nor throttled. There, and only there, the two checks are skipped
-# below 10 MB/s; on a stock kernel a slow hog is a failure to look at.
-if debug_kernel && [ "$hog_mbs" -lt 10 ]; then
-	skip hog_predicted "debug kernel: the hog wrote $hog_mbs MB/s, under the 10 the check assumes"
-	skip hog_throttled "debug kernel: the hog wrote $hog_mbs MB/s, under the 10 the check assumes"
+# 10000 pages after 6 s of a 5 s window is what a writer of about 15 MB/s
+# is predicted (7.3: 38 MB/s, 32128 pages; 6.1: 36 MB/s, 31360). A debug
+# kernel's hog (make check-debug: KASAN, lockdep, kmemleak) may write
+# slower: 6.12.118-pwtdebug's wrote 3.6 MB/s in one boot (its 40 MB/s disk
+# kept up: rightly never throttled), 12 MB/s in another (9912 pages), and
+# 10-16 in others. There, and only there, the two checks are skipped below
+# 15 MB/s; on a stock kernel a slow hog is a failure to look at.
+if debug_kernel && [ "$hog_mbs" -lt 15 ]; then
+	skip hog_predicted "debug kernel: the hog wrote $hog_mbs MB/s, under the 15 the check assumes"
+	skip hog_throttled "debug kernel: the hog wrote $hog_mbs MB/s, under the 15 the check assumes"
 else
 	expect hog_predicted "hog future_pages ${fut:-none} > 10000" [ "${fut:-0}" -gt 10000 ]
 	expect hog_throttled "hog throttles ${thr:-none} > 0" [ "${thr:-0}" -gt 0 ]
