@@ -256,6 +256,28 @@ bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,
 bool pwt_kept_up(unsigned char *rounds, bool absorbed);
 
 /*
+ * The in-flight bound, in ms of the device's bandwidth, for an over-dirtier
+ * whose device another task fsync()ed on at tick @seen (0: never): while
+ * that was less than PWT_SYNC_RECENT_MS ago by @now (ticks of @hz per
+ * second, wrapping), the smaller of @inflight_ms and @sync_ms, else
+ * @inflight_ms; @sync_ms 0 is off. An fsync, and the journal commit it
+ * starts, waits for what the over-dirtier has queued on the device
+ * (ext4 data=ordered: the commit waits for the data of the blocks
+ * allocated in its transaction), about 1.5 times the bound each; with 100
+ * ms that was 7.6-15x an fsync's time alone on a 20-40 MiB/s disk that
+ * answers at once, 12-18 ms here, and with 25 ms 1.2-5.5x (bench/results).
+ * But on a device with latency the smaller bound costs the over-dirtier
+ * bandwidth (20 ms per write: half its rate at 25 ms), so it is kept only
+ * while someone waits, as the block layer's writeback throttling deepens
+ * background writeback only while no read waits. A second covers the gaps
+ * of an fsync loop (the 2005 loop's light writer fsyncs every file, a
+ * database at every commit) and keeps the bound from flapping within one.
+ */
+#define PWT_SYNC_RECENT_MS 1000
+u64 pwt_bound_ms(u64 inflight_ms, u64 sync_ms, unsigned long seen,
+		 unsigned long now, unsigned long hz);
+
+/*
  * Microseconds until @d has written @excess pages at its bandwidth: how
  * long to sleep before looking again, clamped to [@min_us, @max_us].
  */

@@ -9,11 +9,17 @@
  * fields or per-CPU counters of a structure a module may read; nothing
  * unexported is called. The decisions made from them are plain C in
  * predict.c (pwt_decide_dev(), pwt_chunk_pages(), ...), tested on the host.
+ * And who waits for a device: the fsyncs of other processes there, which
+ * shrink an over-dirtier's in-flight bound (pwt_inode_bound_ms()).
  */
 #include <linux/backing-dev.h>
 #include <linux/fs.h>
+#include <linux/hash.h>
 #include <linux/hrtimer.h>
+#include <linux/jiffies.h>
+#include <linux/kprobes.h>
 #include <linux/ktime.h>
+#include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include "pwt_compat.h"
 #include "pwthrottle.h"
@@ -34,6 +40,107 @@
  */
 #define PWT_MIN_SLEEP_US 1000
 #define PWT_MAX_SLEEP_US 20000
+
+/*
+ * Who waits for a device. fsync() and fdatasync(), and O_SYNC and O_DSYNC
+ * writes, reach the filesystem's ->fsync(), which on ext4, XFS, vfat,
+ * exfat, f2fs and the others built on libfs starts by writing the file's
+ * dirty pages and waiting for them: file_write_and_wait_range(), in
+ * mm/filemap.c, called from other files and so never inlined into them.
+ * (vfs_fsync_range(), the VFS's own entry, is inlined into the fsync()
+ * path on 7.3: a probe there saw no fsync. btrfs writes its pages its own
+ * way: there an over-dirtier keeps inflight_ms.) A kprobe on its entry
+ * (an ftrace callback on these kernels, not a trap) notes, per device,
+ * when a process last called it on a regular file there. An over-dirtier
+ * of that device then keeps sync_inflight_ms in flight instead of
+ * inflight_ms for a second (pwt_bound_ms()): the fsync and its journal
+ * commit wait for what it has queued. Its own fsyncs do not count (a
+ * writer that syncs its own data, dpkg say, waits for that data anyway):
+ * the slot keeps the caller's process. One slot per hash of the bdi,
+ * holding that bdi (compared, never dereferenced: it may be gone), and the
+ * last caller wins it: another device hashing to the slot, or another
+ * process syncing on the same one, takes it over, and a slot read while it
+ * is rewritten may mix two callers. Each costs at most a second of one
+ * bound or the other, which is why a hint needs no lock.
+ */
+/* 64 slots: far more than a machine's disks. */
+#define PWT_SYNC_BITS 6
+
+struct pwt_sync_slot {
+	const struct backing_dev_info *bdi;
+	/* jiffies | 1 of the call; 0: none yet */
+	unsigned long seen;
+	pid_t tgid;
+};
+
+static struct pwt_sync_slot pwt_sync_slots[1 << PWT_SYNC_BITS];
+
+static int pwt_fsync_entry(struct kprobe *p, struct pt_regs *regs)
+{
+	struct file *file = (struct file *)regs_get_kernel_argument(regs, 0);
+	struct inode *inode = file_inode(file);
+	struct backing_dev_info *bdi;
+	struct pwt_sync_slot *slot;
+	unsigned long now = jiffies | 1;
+
+	if (!S_ISREG(inode->i_mode))
+		return 0;
+	bdi = inode_to_bdi(inode);
+	slot = &pwt_sync_slots[hash_ptr(bdi, PWT_SYNC_BITS)];
+	/* A commit loop calls this thousands of times a second: write once a tick. */
+	if (READ_ONCE(slot->seen) == now && READ_ONCE(slot->bdi) == bdi &&
+	    READ_ONCE(slot->tgid) == current->tgid)
+		return 0;
+	WRITE_ONCE(slot->bdi, bdi);
+	WRITE_ONCE(slot->tgid, current->tgid);
+	WRITE_ONCE(slot->seen, now);
+	return 0;
+}
+
+static struct kprobe pwt_fsync_probe = {
+	.symbol_name = "file_write_and_wait_range",
+	.pre_handler = pwt_fsync_entry,
+};
+
+static bool pwt_fsync_probed;
+
+void pwt_sync_watch_init(void)
+{
+	int ret = register_kprobe(&pwt_fsync_probe);
+
+	/* Not fatal: without it every over-dirtier keeps inflight_ms. */
+	if (ret)
+		pr_warn("no kprobe on file_write_and_wait_range (%d): others' fsync does not shrink the in-flight bound\n",
+			ret);
+	pwt_fsync_probed = !ret;
+}
+
+/*
+ * After the hook is gone, before the module's text is: unregistering waits
+ * for handlers running on other CPUs (synchronize_rcu()).
+ */
+void pwt_sync_watch_exit(void)
+{
+	if (pwt_fsync_probed)
+		unregister_kprobe(&pwt_fsync_probe);
+}
+
+/* The in-flight bound for an over-dirtier of @inode's device, in ms. */
+u64 pwt_inode_bound_ms(struct inode *inode)
+{
+	u64 inflight_ms = READ_ONCE(pwt_inflight_ms.val);
+	u64 sync_ms = READ_ONCE(pwt_sync_inflight_ms.val);
+	struct backing_dev_info *bdi = inode_to_bdi(inode);
+	const struct pwt_sync_slot *slot;
+	unsigned long seen;
+
+	slot = &pwt_sync_slots[hash_ptr(bdi, PWT_SYNC_BITS)];
+	seen = READ_ONCE(slot->seen);
+	if (READ_ONCE(slot->bdi) != bdi ||
+	    READ_ONCE(slot->tgid) == current->tgid)
+		seen = 0;
+	return pwt_bound_ms(inflight_ms, sync_ms, seen, jiffies, HZ);
+}
 
 void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
 {
@@ -82,7 +189,7 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 				  u64 *limit)
 {
 	u64 window_ms = READ_ONCE(pwt_ratio_centisecs) * 10;
-	u64 inflight_ms = READ_ONCE(pwt_inflight_ms.val);
+	u64 inflight_ms = pwt_inode_bound_ms(inode);
 	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
 	struct pwt_global g;
 	bool over = true;
@@ -112,6 +219,7 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 		schedule_hrtimeout_range(&sleep, us * NSEC_PER_USEC / 8,
 					 HRTIMER_MODE_REL);
 		pwt_read_dev(inode, d);
+		inflight_ms = pwt_inode_bound_ms(inode);
 		*limit = pwt_inflight_pages(d, inflight_ms, max_chunk);
 	}
 	return PWT_WAIT_DONE;
@@ -124,7 +232,7 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 bool pwt_dev_absorbed_now(struct inode *inode, long written, struct pwt_dev *d,
 			  u64 *limit)
 {
-	u64 inflight_ms = READ_ONCE(pwt_inflight_ms.val);
+	u64 inflight_ms = pwt_inode_bound_ms(inode);
 	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
 
 	pwt_read_dev(inode, d);

@@ -71,7 +71,16 @@
  * so it loses no bandwidth, and another task's fsync, journal commit or
  * truncate queues behind at most 100 ms of the hog's I/O, on a 20 MiB/s
  * stick as on an NVMe disk (or three of its folios, where they are larger:
- * a 1 MiB folio is 50 ms of such a stick). The wait before queueing makes
+ * a 1 MiB folio is 50 ms of such a stick). For a second after another
+ * process fsync()ed on the device (device.c notes each one through a
+ * kprobe), the bound is sync_inflight_ms (25 ms) instead: that
+ * fsync and its journal commit each wait for what the over-dirtier has in
+ * flight, and behind 100 ms twenty of them took 7.6-15 times as long as
+ * alone (make bench). A smaller bound all the time would cost the copy
+ * bandwidth on a device that completes its writes late (20 ms: half its
+ * rate at 25), so it holds only while someone waits, as the block layer's
+ * writeback throttling cuts background writes only while reads wait. The
+ * over-dirtier's own fsyncs do not count. The wait before queueing makes
  * several over-dirtiers of one device (a threaded copier) take turns within
  * the bound instead of stacking on it. (In its own context rather than by
  * leaving the pages to the flusher: the flusher starts only at the
@@ -265,6 +274,9 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	long queued, written = 0;
 	u64 held, limit;
 
+	/* Once per forced writeback; its waits look again each round. */
+	if (pwt_inode_bound_ms(mapping->host) < READ_ONCE(pwt_inflight_ms.val))
+		pwt_stat_add(sync_bounded, 1);
 	/* Busy entries are never evicted (pwt_task_idle()). */
 	WRITE_ONCE(t->busy, true);
 	end = pwt_wait_device(mapping->host, future, deadline, &d, &limit);
@@ -447,7 +459,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	if (!over)
 		t->kept_up = 0;
 	trace_pwt_decision(future, dirtied, &g, &d, over, throttle);
-	chunk = pwt_chunk_pages(&d, READ_ONCE(pwt_inflight_ms.val),
+	chunk = pwt_chunk_pages(&d, pwt_inode_bound_ms(mapping->host),
 				READ_ONCE(pwt_write_chunk_pages.val));
 	if (!throttle || t->since_writeback < chunk)
 		goto out;
@@ -616,9 +628,12 @@ static int __init pwt_init(void)
 		goto out_knobs;
 	pwt_debugfs_init();
 	/* Last: the hook goes live only once everything it uses exists. */
+	pwt_sync_watch_init();
 	ret = pwt_hook_init();
-	if (ret)
+	if (ret) {
+		pwt_sync_watch_exit();
 		goto out_debugfs;
+	}
 	pr_info("loaded: window %d centisecs\n", READ_ONCE(pwt_ratio_centisecs));
 	return 0;
 
@@ -655,6 +670,8 @@ static void __exit pwt_exit(void)
 	/* ...including the last instructions after srcu_read_unlock(). */
 	synchronize_rcu_tasks();
 	ftrace_free_filter(&pwt_ftrace_ops);
+	/* No forced writeback reads the slots any more. */
+	pwt_sync_watch_exit();
 
 	pwt_debugfs_exit();
 	pwt_knobs_exit();

@@ -192,6 +192,22 @@ bool pwt_kept_up(unsigned char *rounds, bool absorbed)
 	return true;
 }
 
+u64 pwt_bound_ms(u64 inflight_ms, u64 sync_ms, unsigned long seen,
+		 unsigned long now, unsigned long hz)
+{
+	unsigned long ago = now - seen;
+
+	if (!sync_ms || !seen || sync_ms >= inflight_ms)
+		return inflight_ms;
+	/* @seen just ahead of @now: an fsync on another CPU since @now was read. */
+	if (ago > ULONG_MAX_HALF)
+		return sync_ms;
+	/* ms to ticks rounded up: with HZ=100 a second is 100 ticks exactly. */
+	if (ago >= (PWT_SYNC_RECENT_MS * hz + 999) / 1000)
+		return inflight_ms;
+	return sync_ms;
+}
+
 u64 pwt_drain_us(const struct pwt_dev *d, u64 excess, u64 min_us, u64 max_us)
 {
 	u64 us;

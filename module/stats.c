@@ -28,5 +28,6 @@ void pwt_stats_sum(struct pwt_stats *sum)
 		sum->skipped += READ_ONCE(s->skipped);
 		sum->drops += READ_ONCE(s->drops);
 		sum->evictions += READ_ONCE(s->evictions);
+		sum->sync_bounded += READ_ONCE(s->sync_bounded);
 	}
 }

@@ -2,8 +2,9 @@
 # Device-aware throttling: /dev/vda is fast (not throttled: faster than the
 # guest can dirty), /dev/vdb a 20 MiB/s "USB stick" (vm-run --disk2). A lone
 # copy to the fast disk is left alone; a copy to the stick is caught and
-# keeps at most inflight_ms of the stick's bandwidth under writeback; a
-# light writer on the fast disk is not made to pay for the stick's hog.
+# keeps at most inflight_ms of the stick's bandwidth under writeback
+# (sync_inflight_ms while another process fsyncs there); a light writer on
+# the fast disk is not made to pay for the stick's hog.
 . /pwt/lib.sh
 
 mount_scratch
@@ -205,6 +206,91 @@ else
 fi
 rm -f /stick/hog
 sync
+
+# --- Another process's fsync on the stick: the hog keeps sync_inflight_ms. ---
+# An fsync, and the journal commit it starts, waits for what the hog has
+# under writeback there (ext4 data=ordered). For a second after another
+# process fsyncs on the stick, the hog keeps sync_inflight_ms (25) of the
+# stick's bandwidth under writeback, not inflight_ms (100); alone, beside
+# fsyncs on another device, and fsyncing itself, it keeps the larger one.
+sync_ms=$(cat $PARAMS/sync_inflight_ms)
+# fsync_loop DIR SECS: for SECS, every 100 ms a new process (dd) writes 4
+# KiB to DIR and fsyncs it, as an editor saves.
+fsync_loop() {
+	local t0 i=0
+	t0=$(now_cs)
+	while [ $(($(now_cs) - t0)) -lt $(($2 * 100)) ]; do
+		dd if=/dev/zero of="$1/sync.$i" bs=4k count=1 conv=fsync 2> /dev/null
+		i=$((i + 1))
+		usleep 100000
+	done
+	rm -f "$1"/sync.*
+}
+# bounded_during CMD...: forced writebacks under sync_inflight_ms while
+# CMD runs, and after a space the hog's own forced writebacks meanwhile.
+bounded_during() {
+	local b t
+	b=$(stat_of sync_bounded)
+	t=$(task_field $hog throttles)
+	"$@"
+	echo "$(($(stat_of sync_bounded) - b)) $(($(task_field $hog throttles) - t))"
+}
+setsid $PWT_W /stick/hog 3000 -t 60 > /dev/null &
+hog=$!
+sleep 10
+set -- $(bounded_during sleep 3)
+alone=$1 alone_thr=$2
+set -- $(bounded_during fsync_loop /mnt 3)
+other=$1 other_thr=$2
+sleep 2
+trace_reset
+trace_events 1 pwt_throttle
+echo 1 > $TR/tracing_on
+set -- $(bounded_during fsync_loop /stick 3)
+same=$1 same_thr=$2
+echo 0 > $TR/tracing_on
+trace_events 0 pwt_throttle
+grep ' pwt_throttle: ' $TR/trace > /tmp/sync.trace
+# Bounds of those events within sync_inflight_ms of the bandwidth (or the
+# smallest bound, four 16-page chunks), and over it.
+small=$(awk -v ms="$sync_ms" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+	if (f["bw"] > 0 && (f["limit"] <= f["bw"] * ms / 1000 + 1 || f["limit"] <= 64)) print }' /tmp/sync.trace | wc -l)
+sleep 2
+set -- $(bounded_during sleep 3)
+after=$1 after_thr=$2
+kill $hog 2> /dev/null
+wait $hog
+rm -f /stick/hog
+sync
+# The hog itself fsyncing every 32 MB: it waits for its own data anyway.
+# (Every 4 MB, the stick kept up with it: never over, 6.1 and 7.3.) It
+# fsynced in the window if it wrote 32 MiB there.
+setsid $PWT_W /stick/hog 3000 -S 32 -t 30 > /dev/null &
+hog=$!
+sleep 10
+own_w=$(wchar $hog)
+set -- $(bounded_during sleep 4)
+own=$1 own_thr=$2
+own_w=$((($(wchar $hog) - own_w) >> 20))
+kill $hog 2> /dev/null
+wait $hog
+rm -f /stick/hog
+sync
+log "sync: forced writebacks under $sync_ms ms / all of the hog's: alone $alone/$alone_thr, fsyncs on the fast disk $other/$other_thr, on the stick $same/$same_thr ($small of $(wc -l < /tmp/sync.trace) traced within $sync_ms ms), 2 s after $after/$after_thr, its own fsyncs $own/$own_thr ($own_w MiB written)"
+expect sync_stick_bounded "fsyncs on the stick: $same forced writebacks of $same_thr under $sync_ms ms, $small events traced within it; want > 0 each" \
+	[ "$same" -gt 0 -a "$small" -gt 0 ]
+expect sync_alone_not_bounded "the hog alone: $alone of $alone_thr forced writebacks under $sync_ms ms, want 0 of > 0" \
+	[ "$alone" = 0 -a "$alone_thr" -gt 0 ]
+expect sync_other_disk_not_bounded "fsyncs on the fast disk: $other of $other_thr under $sync_ms ms, want 0 of > 0" \
+	[ "$other" = 0 -a "$other_thr" -gt 0 ]
+expect sync_bound_ends "2 s after the last fsync: $after of $after_thr under $sync_ms ms, want 0 of > 0" \
+	[ "$after" = 0 -a "$after_thr" -gt 0 ]
+if [ "$own_thr" -gt 0 ] && [ "$own_w" -ge 32 ]; then
+	expect sync_own_not_bounded "a hog fsyncing its own file: $own of $own_thr under $sync_ms ms, want 0" \
+		[ "$own" = 0 ]
+else
+	skip sync_own_not_bounded "the fsyncing hog was not over and fsyncing in 4 s: $own_thr forced writebacks, $own_w MiB written"
+fi
 
 unload
 expect dmesg_clean "no WARNING/BUG/Oops" dmesg_clean

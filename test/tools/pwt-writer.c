@@ -2,8 +2,8 @@
 /*
  * pwt-writer: a buffered writer for the guest tests, statically linked.
  *
- *   pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F] [-r PASSES]
- *              [-C] [-R MBPS] [-d] [-D MB]
+ *   pwt-writer FILE MB [-b KB] [-f MB] [-s] [-S MB] [-t SECS] [-h SECS] [-F]
+ *              [-r PASSES] [-C] [-R MBPS] [-d] [-D MB]
  *     -b KB    write() size (default 1024)
  *     -d       O_DIRECT: the same traffic to the disk, no page cache, so no
  *              dirty page and no throttle of any kind (a benchmark's
@@ -11,6 +11,8 @@
  *     -f MB    many-files mode, like untar or rsync: write FILE.0, FILE.1,
  *              ... of MB each (closing each) until the total is reached
  *     -s       fsync() before stopping the clock
+ *     -S MB    fsync() after every MB written, as a copier that syncs as it
+ *              goes does (dpkg after each file, rsync --fsync)
  *     -t SECS  stop after SECS seconds even if MB not reached (0 = no limit)
  *     -h SECS  stay alive SECS seconds after the writing (so tests can look
  *              at this task in debugfs while it exists)
@@ -121,9 +123,10 @@ int main(int argc, char **argv)
 	double limit = 0, rate = 0, t0, secs;
 	int opt, fd, do_fsync = 0, clean = 0;
 	unsigned long long total, done = 0, lag = 0, dropped = 0;
+	unsigned long long sync_every = 0, since_sync = 0;
 	char *buf;
 
-	while ((opt = getopt(argc, argv, "b:f:st:h:Fr:CR:dD:")) != -1) {
+	while ((opt = getopt(argc, argv, "b:f:sS:t:h:Fr:CR:dD:")) != -1) {
 		switch (opt) {
 		case 'F': {
 			struct sched_param sp = { .sched_priority = 1 };
@@ -142,6 +145,11 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			do_fsync = 1;
+			break;
+		case 'S':
+			sync_every = strtoull(optarg, NULL, 0) << 20;
+			if (!sync_every)
+				goto usage;
 			break;
 		case 'd':
 			open_flags |= O_DIRECT;
@@ -214,6 +222,14 @@ int main(int argc, char **argv)
 		}
 		done += w;
 		in_file += w;
+		since_sync += w;
+		if (sync_every && since_sync >= sync_every) {
+			if (fsync(fd)) {
+				fprintf(stderr, "fsync: %s\n", strerror(errno));
+				return 1;
+			}
+			since_sync = 0;
+		}
 		if (lag && in_file > dropped + lag + DROP_STEP) {
 			if (posix_fadvise(fd, dropped, in_file - lag - dropped,
 					  POSIX_FADV_DONTNEED)) {
@@ -246,7 +262,7 @@ int main(int argc, char **argv)
 		sleep(hold);
 	return 0;
 usage:
-	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-t SECS] [-h SECS] [-F]\n"
-			"                  [-r PASSES [-C]] [-R MBPS] [-d] [-D MB]\n");
+	fprintf(stderr, "usage: pwt-writer FILE MB [-b KB] [-f MB] [-s] [-S MB] [-t SECS]\n"
+			"                  [-h SECS] [-F] [-r PASSES [-C]] [-R MBPS] [-d] [-D MB]\n");
 	return 2;
 }

@@ -565,6 +565,35 @@ static void fast_disk_let_go_where_it_was_caught(void)
 	CHECK(!pwt_dev_absorbed(&d, chunk, 100, 1024), "our chunks still queued: held on");
 }
 
+/*
+ * Another process's fsync on the device in the last second: the smaller
+ * bound; none, an old one, or the knob at 0: inflight_ms.
+ */
+static void sync_bound_for_a_second(void)
+{
+	unsigned long now = 100000, second = HZ;
+
+	CHECK(pwt_bound_ms(100, 25, 0, now, HZ) == 100, "no fsync seen yet (0)");
+	CHECK(pwt_bound_ms(100, 25, now, now, HZ) == 25, "an fsync this tick");
+	CHECK(pwt_bound_ms(100, 25, now - second + 1, now, HZ) == 25, "a second less a tick ago");
+	CHECK(pwt_bound_ms(100, 25, now - second, now, HZ) == 100, "a second ago: over");
+	CHECK(pwt_bound_ms(100, 25, now - 100 * second, now, HZ) == 100, "long ago");
+	CHECK(pwt_bound_ms(100, 0, now, now, HZ) == 100, "sync_inflight_ms=0 is off");
+	CHECK(pwt_bound_ms(100, 250, now, now, HZ) == 100, "never larger than inflight_ms");
+	CHECK(pwt_bound_ms(20, 25, now, now, HZ) == 20, "inflight_ms already smaller");
+	/* An fsync on another CPU after this one read the clock. */
+	CHECK(pwt_bound_ms(100, 25, now + 1, now, HZ) == 25, "seen a tick ahead of now");
+	/* jiffies wraps: 5 minutes after boot on Linux (INITIAL_JIFFIES). */
+	CHECK(pwt_bound_ms(100, 25, ULONG_MAX - 10, 20, HZ) == 25, "across the wrap, 31 ticks");
+	CHECK(pwt_bound_ms(100, 25, ULONG_MAX - second, second, HZ) == 100,
+	      "across the wrap, two seconds");
+	/* HZ=100 and HZ=1000 kernels: a second is HZ ticks on each. */
+	CHECK(pwt_bound_ms(100, 25, now - 99, now, 100) == 25 &&
+	      pwt_bound_ms(100, 25, now - 100, now, 100) == 100, "HZ=100");
+	CHECK(pwt_bound_ms(100, 25, now - 999, now, 1000) == 25 &&
+	      pwt_bound_ms(100, 25, now - 1000, now, 1000) == 100, "HZ=1000");
+}
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 /* Every test, in the order they run: the plan line counts them. */
@@ -597,6 +626,7 @@ static const struct {
 	TEST(large_folios_drain_too),
 	TEST(kept_up_takes_rounds_in_a_row),
 	TEST(fast_disk_let_go_where_it_was_caught),
+	TEST(sync_bound_for_a_second),
 };
 
 int main(void)
