@@ -2,7 +2,9 @@
 # The device-aware benchmark (make bench), every mode in one boot, one
 # after the other:
 #   stock         the stock kernel
-#   pwthrottle    the module loaded (pwthrottle_N: with inflight_ms=N)
+#   pwthrottle    the module loaded (pwthrottle_N: with inflight_ms=N;
+#                 pwthrottle_sync0: sync_inflight_ms=0, inflight_ms whoever
+#                 fsyncs, as before that knob)
 #   dirty_bytes   stock with vm.dirty_bytes=32 MiB, dirty_background_bytes
 #                 16 MiB: the usual advice against the USB-stick stall
 #   strict_limit  stock with the hog's bdi strict_limit=1 (6.2+; skipped
@@ -29,7 +31,9 @@
 #     (cpu: a busy loop on one vCPU, no I/O; direct: an O_DIRECT hog on
 #     the fast disk; stock only, the controls)
 #   FSYNC series=S mode=M case=C hog=none|disk secs=X
-#   HOG series=S mode=M case=C hog=direct|drop|fast|stick|disk phase=alone|loops disk_mibps=X
+#   HOG series=S mode=M case=C hog=direct|drop|fast|stick|disk phase=alone|loops|fsyncs disk_mibps=X
+#     (fsyncs: while the fsyncs run, one disk only; loops: the loops and
+#     the fsyncs)
 #     [kswapd_pages=N: pages kswapd reclaimed while the loops ran]
 #     [cpu_all=V cpu_hog=V cpu_kworker=V cpu_kswapd=V: the vCPUs (of 2)
 #     busy while the loops ran, and those the hog, the kernel's workers
@@ -70,6 +74,7 @@ fi
 mode_on() {
 	case $1 in
 	pwthrottle) need_load ;;
+	pwthrottle_sync0) need_load sync_inflight_ms=0 ;;
 	pwthrottle_*) need_load inflight_ms=${1#pwthrottle_} ;;
 	dirty_bytes)
 		vm_dirty_save
@@ -112,7 +117,7 @@ fsyncs() {	# MODE HOG: 20 x (4 KiB write + fsync), an editor's saves
 # pwt-writer's OPTIONs), as a job of its own; its disk rate alone and while
 # the loop (and, with one disk, the fsyncs) run beside it.
 with_hog() {
-	local mode=$1 name=$2 dev=$3 file=$4 hog d0 d1 d2 t0 t1 t2 c1 h1 w1 s1 dt
+	local mode=$1 name=$2 dev=$3 file=$4 hog d0 d1 d2 t0 t1 t2 c1 h1 w1 s1 dt df tf
 	shift 4
 	setsid /bin/pwt-writer "$file" 100000 -t 600 "$@" > /dev/null 2>&1 &
 	hog=$!
@@ -123,7 +128,13 @@ with_hog() {
 	c1=$(cpu_ticks); h1=$(cpu_ticks $hog); w1=$(cpu_ticks kworker); s1=$(cpu_ticks kswapd)
 	say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=alone disk_mibps=$(rate $((d1 - d0)) $(secs_between $t0 $t1))"
 	loops "$mode" "$name"
-	one_disk && fsyncs "$mode" "$name"
+	if one_disk; then
+		# The hog's rate while the fsyncs run too: what a smaller bound
+		# while others fsync (sync_inflight_ms) costs it.
+		df=$(disk_bytes $dev); tf=$(now)
+		fsyncs "$mode" "$name"
+		say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=fsyncs disk_mibps=$(rate $(($(disk_bytes $dev) - df)) $(secs_between $tf $(now)))"
+	fi
 	d2=$(disk_bytes $dev); t2=$(now); dt=$(secs_between $t1 $t2)
 	say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=loops disk_mibps=$(rate $((d2 - d1)) $dt) kswapd_pages=$(($(kswapd_pages) - k1))" \
 		"cpu_all=$(vcpus $(($(cpu_ticks) - c1)) $dt) cpu_hog=$(vcpus $(($(cpu_ticks $hog) - h1)) $dt)" \

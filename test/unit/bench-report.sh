@@ -102,3 +102,25 @@ rows=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k |')
 [[ $rows == *"| k | 64k | 1000 | 1090 | 1100 | 1105 | 1150 | 150 | 100 | 1.50 | 15.0% |"* &&
 	$rows == *"| k | 4k | 500 | - | 600 | 610 | 720 | 220 | 100 | 2.20 | 44.0% |"* ]]
 ktap_verdict $? unit/bench_report_overhead "64k x floor 1.50, 4k (no write=) 2.20 expected: ${rows:-no row}"
+
+# sync_inflight_ms=0 (pwthrottle_sync0, every one-disk pwthrottle row before
+# that knob) is a row of its own, between pwthrottle and pwthrottle_N, with
+# its fsync ratio; a hog's phase=fsyncs line changes no column.
+{
+	for m in stock pwthrottle pwthrottle_sync0 pwthrottle_25; do
+		echo "disk=20 RESULT series=k mode=$m case=slow hog=none loop=1 secs=0.40"
+		echo "disk=20 RESULT series=k mode=$m case=slow hog=disk loop=1 secs=0.44"
+		echo "disk=20 FSYNC series=k mode=$m case=slow hog=none secs=0.25"
+		echo "disk=20 HOG series=k mode=$m case=slow hog=disk phase=alone disk_mibps=20.0"
+		echo "disk=20 HOG series=k mode=$m case=slow hog=disk phase=fsyncs disk_mibps=10.0"
+		echo "disk=20 HOG series=k mode=$m case=slow hog=disk phase=loops disk_mibps=20.0"
+	done
+	echo "disk=20 FSYNC series=k mode=stock case=slow hog=disk secs=25"
+	echo "disk=20 FSYNC series=k mode=pwthrottle case=slow hog=disk secs=0.5"
+	echo "disk=20 FSYNC series=k mode=pwthrottle_sync0 case=slow hog=disk secs=2.5"
+	echo "disk=20 FSYNC series=k mode=pwthrottle_25 case=slow hog=disk secs=0.5"
+} > "$raw"
+rows=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | one disk, 20 MiB/s' | cut -d'|' -f4,12-)
+[[ $rows == " stock | 0.25 | 25 | 100.0 |"*" pwthrottle | 0.25 | 0.5 | 2.0 |"*" pwthrottle_sync0 | 0.25 | 2.5 | 10.0 |"*" pwthrottle_25 | 0.25 | 0.5 | 2.0 |" ]] &&
+	"$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep -q '^| k | one disk, 20 MiB/s | pwthrottle | 0.40 | 0.44 | 1.10 | 20.0 | 100% | 20.0 | 100% |'
+ktap_verdict $? unit/bench_report_sync0 "stock, pwthrottle, pwthrottle_sync0, pwthrottle_25 in that order, fsync 100x, 2x, 10x, 2x: ${rows:-no row}"
