@@ -310,12 +310,12 @@ MODULE_PARM_DESC(inflight_ms,
 		 "Most writeback an over-dirtier keeps queued, in ms of its device's bandwidth (1..10000, default 100)");
 
 /*
- * 25 ms: the bound while another task fsyncs on the device, which waits
- * for what the over-dirtier has in flight (pwt_bound_ms()). About an
- * fsync's own time on a disk that answers within milliseconds (12-18 ms
- * at 20-40 MiB/s under QEMU: 1.2-5.5x alone beside a hog, 7.6-15x at
- * 100); not lower, since four chunks of 64 KiB are 12.5 ms of a 20 MiB/s
- * stick anyway. 0: the same bound whoever waits.
+ * 25 ms: the bound while another process fsyncs on the device, which
+ * waits for what the over-dirtier has in flight (pwt_bound_ms()). About
+ * an fsync's own time on a disk that answers within milliseconds (10-18
+ * ms at 20-40 MiB/s under QEMU; beside a hog 1.3-7.9x that, 7.4-13.2x
+ * at 100: make bench); not lower, since four chunks of 64 KiB are 12.5 ms
+ * of a 20 MiB/s stick anyway. 0: the same bound whoever waits.
  */
 struct pwt_knob pwt_sync_inflight_ms = { .val = 25, .min = 0, .max = 10000 };
 module_param_cb(sync_inflight_ms, &pwt_knob_ops, &pwt_sync_inflight_ms, 0644);
