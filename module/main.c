@@ -459,9 +459,12 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	if (!over)
 		t->kept_up = 0;
 	trace_pwt_decision(future, dirtied, &g, &d, over, throttle);
+	if (!throttle)
+		goto out;
+	/* Only now: the bound looks up the device's fsync slot. */
 	chunk = pwt_chunk_pages(&d, pwt_inode_bound_ms(mapping->host),
 				READ_ONCE(pwt_write_chunk_pages.val));
-	if (!throttle || t->since_writeback < chunk)
+	if (t->since_writeback < chunk)
 		goto out;
 	if (flags & BDP_ASYNC) {
 		pwt_stat_add(async_eagain, 1);
@@ -627,8 +630,8 @@ static int __init pwt_init(void)
 	if (ret)
 		goto out_knobs;
 	pwt_debugfs_init();
-	/* Last: the hook goes live only once everything it uses exists. */
 	pwt_sync_watch_init();
+	/* Last: the hook goes live only once everything it uses exists. */
 	ret = pwt_hook_init();
 	if (ret) {
 		pwt_sync_watch_exit();
