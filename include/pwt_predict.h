@@ -215,11 +215,15 @@ u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk);
  * before the copy was caught never drained (7.3, 20 MiB/s: 58 MB dirty for
  * as long as the copy ran, the 2005 loop beside it 2.2x slower than alone).
  * Such a writer's in-flight writeback is then up to three of its folios,
- * whatever inflight_ms says. @last_write counts as at most
- * PWT_MAX_FOLIO_PAGES: a larger count is not one folio.
+ * whatever inflight_ms says. While another process waits in fsync()
+ * (@fsync_waits: sync_inflight_ms is the bound), one folio: the fsync and
+ * its journal commit each wait for what is in flight, and two 1 MiB folios
+ * are 100 ms of a 20 MiB/s stick, four times that bound. The backlog then
+ * stays where it is, and drains once the fsyncs stop. @last_write counts
+ * as at most PWT_MAX_FOLIO_PAGES: a larger count is not one folio.
  */
 #define PWT_MAX_FOLIO_PAGES 512	/* 2 MiB: x86-64's largest page-cache folio */
-u64 pwt_queue_pages(u64 chunk, u64 last_write);
+u64 pwt_queue_pages(u64 chunk, u64 last_write, bool fsync_waits);
 
 /*
  * Did the device absorb an over-dirtier's forced writeback as fast as it

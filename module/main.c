@@ -73,7 +73,8 @@
  * stick as on an NVMe disk (or three of its folios, where they are larger:
  * a 1 MiB folio is 50 ms of such a stick). For a second after another
  * process fsync()ed on the device (device.c notes each one through a
- * kprobe), the bound is sync_inflight_ms (25 ms) instead: that
+ * kprobe), the bound is sync_inflight_ms (25 ms) instead, and a task
+ * whose folios are larger than a chunk queues one, not two: that
  * fsync and its journal commit each wait for what the over-dirtier has in
  * flight, and behind 100 ms twenty of them took 7.6-15 times as long as
  * alone (make bench). A smaller bound all the time would cost the copy
@@ -273,9 +274,12 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	struct pwt_dev d;
 	long queued, written = 0;
 	u64 held, limit;
+	bool fsync_waits;
 
 	/* Once per forced writeback; its waits look again each round. */
-	if (pwt_inode_bound_ms(mapping->host) < READ_ONCE(pwt_inflight_ms.val))
+	fsync_waits = pwt_inode_bound_ms(mapping->host) <
+		      READ_ONCE(pwt_inflight_ms.val);
+	if (fsync_waits)
 		pwt_stat_add(sync_bounded, 1);
 	/* Busy entries are never evicted (pwt_task_idle()). */
 	WRITE_ONCE(t->busy, true);
@@ -292,7 +296,7 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		 * recorded in the mapping (mapping_set_error()) for the
 		 * application's fsync() to report, and nothing here consumes it.
 		 */
-		queued = pwt_queue_pages(chunk, last_write);
+		queued = pwt_queue_pages(chunk, last_write, fsync_waits);
 		wbc.nr_to_write = queued;
 		pwt_fdatawrite_wbc(mapping, &wbc);
 		written = max(queued - wbc.nr_to_write, 0L);

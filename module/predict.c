@@ -162,11 +162,13 @@ u64 pwt_chunk_pages(const struct pwt_dev *d, u64 inflight_ms, u64 max_chunk)
 	return chunk < PWT_MIN_CHUNK ? PWT_MIN_CHUNK : chunk;
 }
 
-u64 pwt_queue_pages(u64 chunk, u64 last_write)
+u64 pwt_queue_pages(u64 chunk, u64 last_write, bool fsync_waits)
 {
 	if (last_write > PWT_MAX_FOLIO_PAGES)
 		last_write = PWT_MAX_FOLIO_PAGES;
-	return 2 * (last_write > chunk ? last_write : chunk);
+	if (last_write <= chunk)
+		return 2 * chunk;
+	return fsync_waits ? last_write : 2 * last_write;
 }
 
 bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,

@@ -477,20 +477,33 @@ static void large_folios_drain_too(void)
 	u64 small = pwt_chunk_pages(&slow, 25, 512);
 
 	/* Page-sized folios: two chunks, as the bound's design says. */
-	CHECK(pwt_queue_pages(chunk, 1) == 2 * chunk, "4 KiB writes");
-	CHECK(pwt_queue_pages(chunk, chunk) == 2 * chunk, "a chunk per write");
+	CHECK(pwt_queue_pages(chunk, 1, false) == 2 * chunk, "4 KiB writes");
+	CHECK(pwt_queue_pages(chunk, chunk, false) == 2 * chunk, "a chunk per write");
 	/*
 	 * A 1 MiB folio per write (256 pages; a chunk is 128, 32 at
 	 * inflight_ms=25): two of them per folio dirtied, or the backlog
 	 * never shrinks.
 	 */
-	CHECK(pwt_queue_pages(chunk, 256) == 512, "1 MiB folios: %llu",
-	      (unsigned long long)pwt_queue_pages(chunk, 256));
-	CHECK(pwt_queue_pages(small, 256) == 512, "1 MiB folios, 25 ms");
+	CHECK(pwt_queue_pages(chunk, 256, false) == 512, "1 MiB folios: %llu",
+	      (unsigned long long)pwt_queue_pages(chunk, 256, false));
+	CHECK(pwt_queue_pages(small, 256, false) == 512, "1 MiB folios, 25 ms");
 	/* More than a folio's worth is not one folio: at most two 2 MiB. */
-	CHECK(pwt_queue_pages(chunk, 100000) == 2 * PWT_MAX_FOLIO_PAGES, "capped");
-	CHECK(pwt_queue_pages(chunk, UINT64_MAX) == 2 * PWT_MAX_FOLIO_PAGES, "no overflow");
-	CHECK(pwt_queue_pages(4096, 100000) == 8192, "a larger chunk stands");
+	CHECK(pwt_queue_pages(chunk, 100000, false) == 2 * PWT_MAX_FOLIO_PAGES, "capped");
+	CHECK(pwt_queue_pages(chunk, UINT64_MAX, false) == 2 * PWT_MAX_FOLIO_PAGES,
+	      "no overflow");
+	CHECK(pwt_queue_pages(4096, 100000, false) == 8192, "a larger chunk stands");
+	/*
+	 * While another process fsyncs: one folio, the least writeback can
+	 * take (two were 100 ms of a 20 MiB/s stick, four times the bound).
+	 * Page-sized folios queue two chunks all the same: those are within
+	 * the bound already.
+	 */
+	CHECK(pwt_queue_pages(small, 256, true) == 256, "one 1 MiB folio: %llu",
+	      (unsigned long long)pwt_queue_pages(small, 256, true));
+	CHECK(pwt_queue_pages(small, 1, true) == 2 * small, "4 KiB writes, others fsync");
+	CHECK(pwt_queue_pages(small, small, true) == 2 * small, "a chunk, others fsync");
+	CHECK(pwt_queue_pages(small, UINT64_MAX, true) == PWT_MAX_FOLIO_PAGES,
+	      "capped, others fsync");
 }
 
 static void kept_up_takes_rounds_in_a_row(void)
