@@ -3,8 +3,8 @@
 # after the other:
 #   stock         the stock kernel
 #   pwthrottle    the module loaded (pwthrottle_N: with inflight_ms=N;
-#                 pwthrottle_sync0: sync_inflight_ms=0, inflight_ms whoever
-#                 fsyncs, as before that knob)
+#                 pwthrottle_syncN: sync_inflight_ms=N, and sync0 keeps
+#                 inflight_ms whoever fsyncs, as before that knob)
 #   dirty_bytes   stock with vm.dirty_bytes=32 MiB, dirty_background_bytes
 #                 16 MiB: the usual advice against the USB-stick stall
 #   strict_limit  stock with the hog's bdi strict_limit=1 (6.2+; skipped
@@ -74,7 +74,7 @@ fi
 mode_on() {
 	case $1 in
 	pwthrottle) need_load ;;
-	pwthrottle_sync0) need_load sync_inflight_ms=0 ;;
+	pwthrottle_sync*) need_load sync_inflight_ms=${1#pwthrottle_sync} ;;
 	pwthrottle_*) need_load inflight_ms=${1#pwthrottle_} ;;
 	dirty_bytes)
 		vm_dirty_save

@@ -105,9 +105,10 @@ ktap_verdict $? unit/bench_report_overhead "64k x floor 1.50, 4k (no write=) 2.2
 
 # sync_inflight_ms=0 (pwthrottle_sync0, every one-disk pwthrottle row before
 # that knob) is a row of its own, between pwthrottle and pwthrottle_N, with
-# its fsync ratio; a hog's phase=fsyncs line changes no column.
+# its fsync ratio, and so is every other sync_inflight_ms (pwthrottle_syncN,
+# after it); a hog's phase=fsyncs line changes no column.
 {
-	for m in stock pwthrottle pwthrottle_sync0 pwthrottle_25; do
+	for m in stock pwthrottle pwthrottle_sync0 pwthrottle_sync12 pwthrottle_25; do
 		echo "disk=20 RESULT series=k mode=$m case=slow hog=none loop=1 secs=0.40"
 		echo "disk=20 RESULT series=k mode=$m case=slow hog=disk loop=1 secs=0.44"
 		echo "disk=20 FSYNC series=k mode=$m case=slow hog=none secs=0.25"
@@ -118,9 +119,10 @@ ktap_verdict $? unit/bench_report_overhead "64k x floor 1.50, 4k (no write=) 2.2
 	echo "disk=20 FSYNC series=k mode=stock case=slow hog=disk secs=25"
 	echo "disk=20 FSYNC series=k mode=pwthrottle case=slow hog=disk secs=0.5"
 	echo "disk=20 FSYNC series=k mode=pwthrottle_sync0 case=slow hog=disk secs=2.5"
+	echo "disk=20 FSYNC series=k mode=pwthrottle_sync12 case=slow hog=disk secs=0.3"
 	echo "disk=20 FSYNC series=k mode=pwthrottle_25 case=slow hog=disk secs=0.5"
 } > "$raw"
 rows=$("$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep '^| k | one disk, 20 MiB/s' | cut -d'|' -f4,12-)
-[[ $rows == " stock | 0.25 | 25 | 100.0 |"*" pwthrottle | 0.25 | 0.5 | 2.0 |"*" pwthrottle_sync0 | 0.25 | 2.5 | 10.0 |"*" pwthrottle_25 | 0.25 | 0.5 | 2.0 |" ]] &&
+[[ $rows == " stock | 0.25 | 25 | 100.0 |"*" pwthrottle | 0.25 | 0.5 | 2.0 |"*" pwthrottle_sync0 | 0.25 | 2.5 | 10.0 |"*" pwthrottle_sync12 | 0.25 | 0.3 | 1.2 |"*" pwthrottle_25 | 0.25 | 0.5 | 2.0 |" ]] &&
 	"$top/scripts/bench-report" "$raw" "" 2> /dev/null | grep -q '^| k | one disk, 20 MiB/s | pwthrottle | 0.40 | 0.44 | 1.10 | 20.0 | 100% | 20.0 | 100% |'
-ktap_verdict $? unit/bench_report_sync0 "stock, pwthrottle, pwthrottle_sync0, pwthrottle_25 in that order, fsync 100x, 2x, 10x, 2x: ${rows:-no row}"
+ktap_verdict $? unit/bench_report_sync0 "stock, pwthrottle, pwthrottle_sync0, pwthrottle_sync12, pwthrottle_25 in that order, fsync 100x, 2x, 10x, 1.2x, 2x: ${rows:-no row}"
