@@ -75,9 +75,10 @@
  * process fsync()ed on the device (device.c notes each one through a
  * kprobe), the bound is sync_inflight_ms (25 ms) instead, and a task
  * whose folios are larger than a chunk queues one, not two: that
- * fsync and its journal commit each wait for what the over-dirtier has in
- * flight, and behind 100 ms twenty of them took 7.6-15 times as long as
- * alone (make bench). A smaller bound all the time would cost the copy
+ * fsync's page and its journal commit's writes each queue behind what the
+ * over-dirtier has in flight (traced: the commit does not wait for its
+ * data, which ext4 writes as unwritten extents), and behind 100 ms twenty
+ * of them took 7.6-15 times as long as alone (make bench). A smaller bound all the time would cost the copy
  * bandwidth on a device that completes its writes late (20 ms: half its
  * rate at 25), so it holds only while someone waits, as the block layer's
  * writeback throttling cuts background writes only while reads wait. The
