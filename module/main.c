@@ -78,11 +78,12 @@
  * fsync's page and its journal commit's writes each queue behind what the
  * over-dirtier has in flight (traced: the commit does not wait for its
  * data, which ext4 writes as unwritten extents), and behind 100 ms twenty
- * of them took 7.6-15 times as long as alone (make bench). A smaller bound all the time would cost the copy
- * bandwidth on a device that completes its writes late (20 ms: half its
- * rate at 25), so it holds only while someone waits, as the block layer's
- * writeback throttling cuts background writes only while reads wait. The
- * over-dirtier's own fsyncs do not count. The wait before queueing makes
+ * of them took 7.6-15 times as long as alone (make bench). A smaller
+ * bound all the time would cost the copy bandwidth on a device that
+ * completes its writes late (20 ms: half its rate at 25), so it holds
+ * only while someone waits, as the block layer's writeback throttling
+ * cuts background writes only while reads wait. The over-dirtier's own
+ * fsyncs do not count. The wait before queueing makes
  * several over-dirtiers of one device (a threaded copier) take turns within
  * the bound instead of stacking on it. (In its own context rather than by
  * leaving the pages to the flusher: the flusher starts only at the
