@@ -260,8 +260,14 @@ static bool pwt_may_writeback(struct address_space *mapping)
 	return true;
 }
 
+/*
+ * @fsync_waits: the bound @chunk was sized by is sync_inflight_ms (another
+ * process fsynced on the device within the second), looked up once by the
+ * caller for both.
+ */
 static void pwt_force_writeback(struct pwt_task *t, struct address_space *mapping,
-				u64 future, long chunk, u64 last_write, bool hog)
+				u64 future, long chunk, bool fsync_waits,
+				u64 last_write, bool hog)
 {
 	struct writeback_control wbc = {
 		.sync_mode	= WB_SYNC_NONE,
@@ -276,11 +282,8 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	struct pwt_dev d;
 	long queued, written = 0;
 	u64 held, limit;
-	bool fsync_waits;
 
 	/* Once per forced writeback; its waits look again each round. */
-	fsync_waits = pwt_inode_bound_ms(mapping->host) <
-		      READ_ONCE(pwt_inflight_ms.val);
 	if (fsync_waits)
 		pwt_stat_add(sync_bounded, 1);
 	/* Busy entries are never evicted (pwt_task_idle()). */
@@ -403,7 +406,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	struct pwt_task *t;
 	unsigned int limit, writers;
 	bool over, throttle;
-	u64 dirtied, future, window_ms;
+	u64 dirtied, future, window_ms, bound_ms;
 	long chunk;
 	int ret = 0;
 
@@ -468,8 +471,8 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	if (!throttle)
 		goto out;
 	/* Only now: the bound looks up the device's fsync slot. */
-	chunk = pwt_chunk_pages(&d, pwt_inode_bound_ms(mapping->host),
-				READ_ONCE(pwt_write_chunk_pages.val));
+	bound_ms = pwt_inode_bound_ms(mapping->host);
+	chunk = pwt_chunk_pages(&d, bound_ms, READ_ONCE(pwt_write_chunk_pages.val));
 	if (t->since_writeback < chunk)
 		goto out;
 	if (flags & BDP_ASYNC) {
@@ -486,7 +489,8 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	 * once over, that is the last 8 pages, or the one large folio that
 	 * took it past them (pwt_queue_pages()).
 	 */
-	pwt_force_writeback(t, mapping, future, chunk, dirtied,
+	pwt_force_writeback(t, mapping, future, chunk,
+			    bound_ms < READ_ONCE(pwt_inflight_ms.val), dirtied,
 			    pwt_hold_again(&g, &d, future, window_ms));
 out:
 	/* On the CPU it is on now, after the wait: as it stands now. */
