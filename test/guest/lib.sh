@@ -32,7 +32,10 @@ result() {
 	say "$1 $n $SERIES/$2${3:+ # $3}"
 }
 ok() { result ok "$1"; }
-fail() { result "not ok" "$1" "$2"; FAILED=1; }
+# A failed check also leaves KTAP_FAILED behind: torture.sh tells a
+# concern that failed a check from one that died before its checks.
+KTAP_FAILED=/tmp/ktap.failed
+fail() { result "not ok" "$1" "$2"; FAILED=1; : > $KTAP_FAILED; }
 skip() { result ok "$1" "SKIP $2"; }
 log() { echo "# $*"; }
 [ -e $KTAP_COUNT ] || { echo 0 > $KTAP_COUNT; say "KTAP version 1"; }
@@ -257,9 +260,12 @@ dmesg_clean() {
 			return 1
 		fi
 	fi
-	! dmesg | tail -n +"$(( $(cat /tmp/dmesg.mark 2>/dev/null || echo 0) + 1 ))" |
-		grep -qE 'WARNING:|BUG:|Oops|Call Trace|general protection'
+	! dmesg_since_mark | grep -qE 'WARNING:|BUG:|Oops|Call Trace|general protection'
 }
+# dmesg_since_mark: the kernel's lines since dmesg_mark.
+dmesg_since_mark() { dmesg | tail -n +"$(( $(cat /tmp/dmesg.mark 2>/dev/null || echo 0) + 1 ))"; }
+# dmesg_says TEXT: a kernel line since dmesg_mark holds TEXT.
+dmesg_says() { dmesg_since_mark | grep -qF "$1"; }
 
 # sample_dirty SECONDS OUTFILE: Dirty+Writeback (KiB) every 0.25 s, then the
 # peak is the largest line. Runs in the foreground.
@@ -400,7 +406,9 @@ dm_scratch_end() {
 # torture_run NAME [FS]: run one torture concern, t_NAME, as torture.sh
 # or the concern's own script alone does: the static tools there, nothing
 # loaded, /mnt on FS (if given; the concern skips where FS cannot be
-# made), and the vm.dirty_* sysctls put back after.
+# made), and the vm.dirty_* sysctls put back and the module unloaded after,
+# however the concern ends: at an exit too (need_load's when insmod
+# fails), or the next concern would start from what this one set.
 torture_run() {
 	local name=$1
 	[ -x "$T/pwt-pattern" ] || { fail torture "no tools in $T (scripts/build-test-tools; vm-run --file build/tools:$T)"; finish; }
@@ -408,9 +416,8 @@ torture_run() {
 	ensure_unloaded
 	[ -z "${2:-}" ] || on_fs "$2" || { skip "$name" "no $2 on /mnt (mkfs.$2 missing?)"; finish; }
 	vm_dirty_save
+	trap 'vm_dirty_restore; ensure_unloaded' EXIT
 	"t_$name"
-	vm_dirty_restore
-	ensure_unloaded
 	finish
 }
 

@@ -61,10 +61,18 @@ dmesg_mark
 for s in ${SEL:-$SCENARIOS}; do
 	t0=$(now_cs)
 	log "=== $s"
+	rm -f $KTAP_FAILED
 	case $s in
 	nofs_*) sh /pwt/torture/nofs.sh "${s#nofs_}" ;;
 	*) sh "/pwt/torture/$s.sh" ;;
-	esac || FAILED=1
+	esac
+	st=$?
+	# A concern that ended badly but failed no check of its own (a shell
+	# error, a crash) still counts as one failure.
+	if [ $st != 0 ]; then
+		FAILED=1
+		[ -e $KTAP_FAILED ] || fail "$s" "the concern exited $st before its checks ended"
+	fi
 	log "=== $s took $(secs_since "$t0") s"
 	[ ! -e /tmp/rmmod_hung ] || finish
 done

@@ -66,6 +66,14 @@ static void steady_writer_converges_to_two_windows(void)
 	/* 2000 pages over two 5 s windows = 200 pages/s */
 	CHECK(pwt_pred_rate(&p, WINDOW, HZ) >= 190 && pwt_pred_rate(&p, WINDOW, HZ) <= 200,
 	      "rate=%llu pages/s, want ~200", (unsigned long long)pwt_pred_rate(&p, WINDOW, HZ));
+	/*
+	 * A copy at 20 MiB/s (5120 pages/s): 51200 pages over two windows,
+	 * more than a window's ticks per window, so both of the rate's terms
+	 * count (whole ticks per window, then the remainder).
+	 */
+	p.future_dirty = 51200;
+	CHECK(pwt_pred_rate(&p, WINDOW, HZ) == 5120, "rate=%llu pages/s, want 5120",
+	      (unsigned long long)pwt_pred_rate(&p, WINDOW, HZ));
 }
 
 /* Each elapsed window halves once, even if nobody looked in between. */
@@ -308,6 +316,11 @@ static void group_counts_only_writers_at_once(void)
 	CHECK(pwt_judged_future(10 * ten_mb, ten_mb, 2) == 10 * ten_mb,
 	      "a task's own prediction when larger than its group's");
 	CHECK(pwt_judged_future(ten_mb, 0, 0) == ten_mb, "no group: its own");
+	/* The fewest writers that make a group: two copies of one job. */
+	CHECK(pwt_judged_future(ten_mb, 2 * ten_mb, PWT_GROUP_MIN_WRITERS) == 2 * ten_mb,
+	      "%d writers at once: judged by the group", PWT_GROUP_MIN_WRITERS);
+	CHECK(pwt_judged_future(ten_mb, 2 * ten_mb, PWT_GROUP_MIN_WRITERS - 1) == ten_mb,
+	      "one writer fewer: its own");
 }
 
 /*
@@ -387,6 +400,30 @@ static void device_keeps_up_vetoes(void)
 	/* Already over (e.g. caught before the bandwidth was known): 2005 rule. */
 	over = true;
 	CHECK(pwt_decide_dev(&g, &fast, 100000, 5000, &over) && over, "over stays over");
+}
+
+/*
+ * A hog for its device is one whose prediction is more than the device
+ * writes in two windows, while more than PWT_CONGESTED_MS of its writing
+ * is queued there: both strictly more, and never without a bandwidth.
+ */
+static void device_hog_edges(void)
+{
+	struct pwt_dev d = { .bw = SLOW_BW };
+	u64 congested = pwt_dev_pages(&d, PWT_CONGESTED_MS);
+	u64 two_windows = pwt_dev_pages(&d, 2 * 5000);
+
+	CHECK(congested == SLOW_BW && two_windows == 10 * SLOW_BW,
+	      "setup: a second and ten seconds of the stick: %llu, %llu",
+	      (unsigned long long)congested, (unsigned long long)two_windows);
+	d.backlog = congested + 1;
+	CHECK(!pwt_dev_hog(&d, two_windows, 5000), "two windows of the device exactly: no hog");
+	CHECK(pwt_dev_hog(&d, two_windows + 1, 5000), "a page more: a hog");
+	d.backlog = congested;
+	CHECK(!pwt_dev_hog(&d, two_windows + 1, 5000), "a second queued exactly: not congested");
+	d.bw = 0;
+	d.backlog = UINT64_MAX;
+	CHECK(!pwt_dev_hog(&d, UINT64_MAX, 5000), "unknown bandwidth: never a hog by the device");
 }
 
 static void congested_device_hog_caught_early(void)
@@ -632,6 +669,7 @@ static const struct {
 	TEST(group_counts_only_writers_at_once),
 	TEST(hold_again_only_hogs),
 	TEST(device_keeps_up_vetoes),
+	TEST(device_hog_edges),
 	TEST(congested_device_hog_caught_early),
 	TEST(freerun_ceiling),
 	TEST(unknown_bandwidth_is_2005),

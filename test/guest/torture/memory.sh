@@ -6,7 +6,7 @@
 . /pwt/lib.sh
 
 t_memory() {
-	local mode avail hog w1 w2 w3 s t0 oom res=''
+	local mode avail left hog w1 w2 w3 s t0 oom res=''
 	for mode in mod stock; do
 		tmark memory-$mode
 		[ $mode = mod ] && need_load
@@ -21,7 +21,10 @@ t_memory() {
 		while ! grep -q grown /tmp/memhog.err && [ $(($(now_cs) - t0)) -lt 6000 ]; do
 			usleep 200000
 		done
-		log "memory $mode: MemAvailable $(( $(meminfo_kb MemAvailable) / 1024 )) MiB with the hog"
+		left=$(( $(meminfo_kb MemAvailable) / 1024 ))
+		# No pressure, no test: the writers would pass beside any throttle.
+		expect "memory_${mode}_pressure" "the memory hog grew, MemAvailable $left MiB beside it, want <= 128" \
+			[ "$left" -le 128 -a -n "$(grep grown /tmp/memhog.err)" ]
 		t0=$(now_cs)
 		"$T/pwt-pattern" -S 32 -n "$(big 4 16)" -k 2 -s 31 /mnt/mem/hog > /tmp/mem.w1 2>&1 &
 		w1=$!

@@ -6,7 +6,7 @@
 . /pwt/lib.sh
 
 t_reuse() {
-	local i=0 n hog new over thr fut t0 hits=0 bad='' slow=''
+	local i=0 n hog new over thr fut t0 hits=0 bad='' slow='' hog_over overhits=0 held=0
 	n=$(big 3 20)
 	tmark reuse
 	# A 16 MiB dirty limit: the hog is predicted over within a second.
@@ -22,7 +22,9 @@ t_reuse() {
 		while [ "$(task_field $hog over)" != 1 ] && [ $(($(now_cs) - t0)) -lt 1000 ]; do
 			usleep 100000
 		done
+		hog_over=$(task_field $hog over)
 		thr=$(task_field $hog throttles)
+		[ "${thr:-0}" -gt 0 ] && held=$((held + 1))
 		t0=$(now_cs)
 		kill -9 $hog
 		wait $hog
@@ -42,6 +44,7 @@ t_reuse() {
 			continue
 		fi
 		hits=$((hits + 1))
+		[ "$hog_over" = 1 ] && overhits=$((overhits + 1))
 		usleep 500000
 		over=$(task_field $new over)
 		thr=${thr:-none}/$(task_field $new throttles)
@@ -58,9 +61,12 @@ t_reuse() {
 	if [ $hits = 0 ]; then
 		skip reuse_fresh "never got the hog's pid back in $n tries"
 	else
-		expect reuse_fresh "$hits/$n reuses; inherited state:$bad" [ -z "$bad" ]
+		# Something to inherit: the hog before it was over.
+		expect reuse_fresh "$hits/$n reuses, $overhits of a hog predicted over (want > 0); inherited state:$bad" \
+			[ -z "$bad" -a "$overhits" -gt 0 ]
 	fi
-	expect reuse_sigkill_prompt "SIGKILL ends a throttled hog within 2 s (slow:$slow)" [ -z "$slow" ]
+	expect reuse_sigkill_prompt "SIGKILL ends a throttled hog within 2 s ($held of $n hogs throttled, want > 0; slow:$slow)" \
+		[ -z "$slow" -a "$held" -gt 0 ]
 	expect reuse_dmesg_clean "no WARNING/BUG/Oops" tclean reuse
 }
 
