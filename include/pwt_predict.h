@@ -265,9 +265,10 @@ bool pwt_kept_up(unsigned char *rounds, bool absorbed);
  * that was less than PWT_SYNC_RECENT_MS ago by @now (ticks of @hz per
  * second, wrapping), the smaller of @inflight_ms and @sync_ms, else
  * @inflight_ms; @sync_ms 0 is off. An fsync, and the journal commit it
- * starts, waits for what the over-dirtier has queued on the device
- * (ext4 data=ordered: the commit waits for the data of the blocks
- * allocated in its transaction), about 1.5 times the bound each; with 100
+ * starts, waits for what the over-dirtier has queued on the device: the
+ * fsync's page, the journal's writes and its commit block each queue
+ * behind it (traced; the commit does not wait for the over-dirtier's data,
+ * which ext4 writes as unwritten extents), about 1.5 times the bound each; with 100
  * ms that was 7.6-15x an fsync's time alone on a 20-40 MiB/s disk that
  * answers at once, 12-18 ms here, and with 25 ms 1.2-5.5x (bench/results).
  * But on a device with latency the smaller bound costs the over-dirtier
@@ -325,5 +326,24 @@ u64 pwt_dirtied_pages(u64 seen, u64 now, unsigned int page_shift);
  * (current->nr_dirtied) count, what it wrote before does not. Never below 0.
  */
 u64 pwt_count_from(u64 now, int nr_dirtied, unsigned int page_shift);
+
+/*
+ * The most entries one chain of the task table holds. The table is keyed
+ * by pid, which a user can choose (ns_last_pid, or forking until a pid
+ * comes up), so without a bound of its own one chain could hold the whole
+ * table, walked with a raw spinlock held (a preempt-off section on
+ * PREEMPT_RT) at every new entry and every sweep. 64 a chain is max_tasks'
+ * largest value spread evenly over the 1024 chains; at the default 4096
+ * (4 a chain) only a chosen set of pids reaches it.
+ */
+#define PWT_CHAIN_MAX 64
+
+/*
+ * How many entries a new one's chain must give up (idle ones, evicted)
+ * before the new one goes in: enough that the table, @nr_tasks of
+ * @max_tasks, and the chain, @chain_len of PWT_CHAIN_MAX, both have room
+ * for it. Evicting from that chain frees room in both at once.
+ */
+u64 pwt_evict_want(u64 nr_tasks, u64 max_tasks, u64 chain_len);
 
 #endif /* _PWT_PREDICT_H */

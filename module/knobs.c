@@ -184,9 +184,11 @@ static void pwt_refresh_fn(struct work_struct *work)
 
 /*
  * vm.dirty_ratio_centisecs. proc_dointvec_minmax() already rejects values
- * out of range and garbage with -EINVAL; it accepts a write with no number
- * in it ("\n") as a successful no-op, which hides typos, so we reject that
- * too. Parsing into a copy also means readers never see a half-done store.
+ * out of range, garbage and a write with no number in it with -EINVAL. A
+ * write it ignores, of zero length or past the file's start
+ * (sysctl_writes_strict), returns 0 and stores nothing: our copy then
+ * keeps its -1 and we say -EINVAL rather than succeed without a store.
+ * Parsing into a copy also means readers never see a half-done store.
  */
 /*
  * The window, from the sysctl or the parameter. Off forgets: what a task
@@ -271,11 +273,13 @@ static const struct kernel_param_ops pwt_knob_ops = {
 
 /*
  * Table size bound: memory is at most max_tasks * sizeof(struct pwt_task)
- * (and as many groups). At most 64 entries a chain of the 1024-bucket table,
- * so that every hold of the raw table lock stays short (PREEMPT_RT).
+ * (and as many groups). At most PWT_CHAIN_MAX (64) entries a chain of the
+ * 1024-bucket table, whatever the pids, so that every hold of the raw table
+ * lock stays short (PREEMPT_RT); the largest max_tasks fills each chain
+ * that far.
  */
 struct pwt_knob pwt_max_tasks = { .val = 4096, .min = 1,
-				  .max = 64 << PWT_HASH_BITS };
+				  .max = PWT_CHAIN_MAX << PWT_HASH_BITS };
 module_param_cb(max_tasks, &pwt_knob_ops, &pwt_max_tasks, 0644);
 MODULE_PARM_DESC(max_tasks,
 		 "Most tasks tracked at once; idle ones are evicted for new writers, beyond that new writers are not throttled (1..65536, default 4096)");

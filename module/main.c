@@ -167,10 +167,13 @@
  * pwthrottle only adds a predicted over-dirtier's writeback on top, judged
  * against the global threshold.
  *
- * The table: one entry per writing thread (at most max_tasks), freed when
- * the thread exits. When it is full, or over half full at the periodic
- * sweep, entries of threads that wrote nothing for a whole window are
- * evicted, so idle threads never keep a new hog out.
+ * The table: one entry per writing thread (at most max_tasks, and at most
+ * PWT_CHAIN_MAX in one chain of its hash, whatever pids a user picks),
+ * freed when the thread exits. When the table or the new entry's chain is
+ * full, idle entries of that chain (threads that wrote nothing for a whole
+ * window) make room, and when it is over half full the periodic sweep
+ * evicts idle ones everywhere, so idle threads keep a new hog out for at
+ * most one sweep (10 s; debugfs "drops" counts the writers left out).
  *
  * Errors: writeback errors are recorded in the mapping by the filesystem and
  * we never clear them (no filemap_check_errors(), no fdatawait that

@@ -273,3 +273,14 @@ u64 pwt_count_from(u64 now, int nr_dirtied, unsigned int page_shift)
 
 	return now > bytes ? now - bytes : 0;
 }
+
+u64 pwt_evict_want(u64 nr_tasks, u64 max_tasks, u64 chain_len)
+{
+	u64 table = 0, chain = 0;
+
+	if (nr_tasks >= max_tasks)
+		table = nr_tasks - max_tasks + 1;
+	if (chain_len >= PWT_CHAIN_MAX)
+		chain = chain_len - PWT_CHAIN_MAX + 1;
+	return table > chain ? table : chain;
+}

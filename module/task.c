@@ -196,7 +196,9 @@ static void pwt_evicted_free(struct pwt_task **v, int n)
 /*
  * pwthrottle was switched off: drop every entry. Their owners may be
  * inside pwt_throttle(), which they entered while it was on, so each is
- * freed as an evicted one is. An entry made in that same moment may stay.
+ * freed as an evicted one is. An entry made in that same moment either
+ * goes in before this passes its chain, and goes with it, or sees the
+ * switch under the lock and does not go in (pwt_task_new()).
  */
 void pwt_tasks_forget(void)
 {
@@ -214,22 +216,36 @@ void pwt_tasks_forget(void)
 	}
 }
 
-/* Does chain @head hold an entry eviction could take? */
-static bool pwt_chain_has_idle(struct hlist_head *head)
+/*
+ * Does chain @head hold an entry eviction could take? And *@len, how many
+ * it holds. Without the lock: a hint, made again under it.
+ */
+static bool pwt_chain_has_idle(struct hlist_head *head, unsigned int *len)
 {
 	unsigned long now = jiffies;
 	struct pwt_task *t;
 	bool idle = false;
 
+	*len = 0;
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(t, head, node) {
-		if (pwt_task_idle(t, now)) {
+		(*len)++;
+		if (pwt_task_idle(t, now))
 			idle = true;
-			break;
-		}
 	}
 	rcu_read_unlock();
 	return idle;
+}
+
+/* Entries in chain @head; caller holds pwt_tasks_lock. */
+static unsigned int pwt_chain_len(struct hlist_head *head)
+{
+	unsigned int len = 0;
+	struct pwt_task *t;
+
+	hlist_for_each_entry(t, head, node)
+		len++;
+	return len;
 }
 
 static struct pwt_task *pwt_task_find(pid_t pid)
@@ -245,8 +261,9 @@ static struct pwt_task *pwt_task_find(pid_t pid)
 /*
  * The slow half of pwt_task_get() (pwthrottle.h): the current task has no
  * entry of its own; @stale_seen, its pid has the entry of a previous owner.
- * Makes one. Returns NULL when the table is full or memory is short: that
- * task is simply not throttled by us, and the stock throttle still applies.
+ * Makes one. Returns NULL when the table or this pid's chain is full, when
+ * memory is short, or when pwthrottle was switched off meanwhile: that task
+ * is simply not throttled by us, and the stock throttle still applies.
  * GFP_NOWAIT because we may hold i_rwsem and sb freeze protection, and
  * because a missing entry is harmless.
  */
@@ -256,17 +273,20 @@ struct pwt_task *pwt_task_new(bool stale_seen)
 	struct task_struct *tsk = current;
 	struct pwt_task *t, *stale;
 	struct hlist_head *head;
+	unsigned int len;
 	int nevict = 0;
+	u64 want;
 
 	/*
-	 * Full: go on only if there will be room, from the dead previous
-	 * owner's entry or an idle one in this pid's chain (looked for here
-	 * without the lock, so a fork storm of busy writers costs no
-	 * allocation).
+	 * The table or this pid's chain full (PWT_CHAIN_MAX): go on only if
+	 * there will be room, from the dead previous owner's entry or an idle
+	 * one in this chain (looked for here without the lock, so a fork
+	 * storm of busy writers costs no allocation).
 	 */
 	head = &pwt_tasks_hash[hash_min(tsk->pid, HASH_BITS(pwt_tasks_hash))];
-	if (READ_ONCE(pwt_nr_tasks) >= READ_ONCE(pwt_max_tasks.val) &&
-	    !stale_seen && !pwt_chain_has_idle(head))
+	if (!pwt_chain_has_idle(head, &len) && !stale_seen &&
+	    (len >= PWT_CHAIN_MAX ||
+	     READ_ONCE(pwt_nr_tasks) >= READ_ONCE(pwt_max_tasks.val)))
 		goto drop;
 	t = kmem_cache_zalloc(pwt_task_cache, GFP_NOWAIT | __GFP_NOWARN);
 	if (!t)
@@ -284,14 +304,28 @@ struct pwt_task *pwt_task_new(bool stale_seen)
 					 PAGE_SHIFT);
 
 	raw_spin_lock(&pwt_tasks_lock);
+	/*
+	 * Switched off since the caller looked: pwt_tasks_forget() runs after
+	 * the switch and takes this lock chain by chain, so an entry added
+	 * now, after it went past this chain, would stay and be charged what
+	 * the task writes while off.
+	 */
+	if (!READ_ONCE(pwt_ratio_centisecs)) {
+		raw_spin_unlock(&pwt_tasks_lock);
+		kmem_cache_free(pwt_task_cache, t);
+		return NULL;
+	}
 	/* A previous owner of this pid is dead: its entry goes. */
 	stale = pwt_task_find(tsk->pid);
 	if (stale)
 		pwt_task_unhash(stale);
-	if (pwt_nr_tasks >= READ_ONCE(pwt_max_tasks.val))
+	/* At most PWT_CHAIN_MAX entries: this walk is short too. */
+	want = pwt_evict_want(pwt_nr_tasks, READ_ONCE(pwt_max_tasks.val),
+			      pwt_chain_len(head));
+	if (want)
 		nevict = pwt_evict_idle(head, evicted,
-					pwt_nr_tasks - READ_ONCE(pwt_max_tasks.val) + 1);
-	if (pwt_nr_tasks >= READ_ONCE(pwt_max_tasks.val)) {
+					min_t(u64, want, PWT_EVICT_BATCH));
+	if ((u64)nevict < want) {
 		raw_spin_unlock(&pwt_tasks_lock);
 		pwt_evicted_free(evicted, nevict);
 		kmem_cache_free(pwt_task_cache, t);
@@ -334,12 +368,13 @@ static PWT_EXIT_PROBE(pwt_exit_probe)
 }
 
 /*
- * The exit probe misses tasks that exited while the module was loading and
- * entries made by a thread after its exit probe ran. Every 10 s, drop entries
- * whose pid now belongs to nobody or to a newer task; when the table is more
- * than half full, also evict idle ones, so that a new writer finds room
- * without having to evict on its own write path; and free the groups left
- * without members.
+ * The exit probe misses the entry of a thread that exec() from another
+ * thread of its process turned into the leader (de_thread(): it goes on
+ * under the leader's pid, its own entry left behind). Every 10 s, drop
+ * entries whose pid now belongs to nobody or to a newer task; when the
+ * table is more than half full, also evict idle ones, so that a new writer
+ * finds room without having to evict on its own write path; and free the
+ * groups left without members.
  */
 void pwt_tasks_sweep(void)
 {

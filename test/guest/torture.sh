@@ -8,6 +8,7 @@
 #   conflict   another IPMODIFY user of the hooked function: EBUSY both ways
 #   reuse      a new task on a SIGKILLed hog's pid starts with no prediction
 #   storm      thousands of short-lived writers: the table stays bounded
+#   chain      writers on pids chosen to share one chain: it stays bounded
 #   churn      insmod/rmmod cycles under four kinds of writers, data intact
 #   slowrmmod  rmmod while writers sleep in pwthrottle on a 1 MB/s device
 #   wedge      a lone writer and fsx: wall and CPU time against stock
@@ -44,7 +45,7 @@
 
 # The scenarios in the order they run; scripts/check reads these two lines
 # for make check T=...
-SCENARIOS="fuzz conflict reuse storm churn slowrmmod wedge memory enospc eio frozen"
+SCENARIOS="fuzz conflict reuse storm chain churn slowrmmod wedge memory enospc eio frozen"
 SCENARIOS="$SCENARIOS nofs_xfs uring nofs_btrfs nofs_ext4 newfile"
 
 SEL=''

@@ -426,6 +426,23 @@ static void device_hog_edges(void)
 	CHECK(!pwt_dev_hog(&d, UINT64_MAX, 5000), "unknown bandwidth: never a hog by the device");
 }
 
+/*
+ * A new entry's chain gives up idle entries until both the table and the
+ * chain have room (pwt_evict_want()); a chain of chosen pids is held at
+ * PWT_CHAIN_MAX whatever max_tasks allows.
+ */
+static void chain_bounded_whatever_the_pids(void)
+{
+	CHECK(pwt_evict_want(10, 4096, 3) == 0, "room in both: nothing to evict");
+	CHECK(pwt_evict_want(4096, 4096, 3) == 1, "table full: one");
+	CHECK(pwt_evict_want(4100, 4096, 3) == 5, "table over (max_tasks lowered): down to room for one");
+	CHECK(pwt_evict_want(100, 65536, PWT_CHAIN_MAX - 1) == 0, "chain one short of full: nothing");
+	CHECK(pwt_evict_want(100, 65536, PWT_CHAIN_MAX) == 1,
+	      "chain full, table not (4096 chosen pids of one chain): one");
+	CHECK(pwt_evict_want(4096, 4096, PWT_CHAIN_MAX + 2) == 3, "both over: the larger");
+	CHECK(pwt_evict_want(0, 0, 0) == 1, "no room at all: one");
+}
+
 static void congested_device_hog_caught_early(void)
 {
 	/* A 64 GiB machine: the threshold is far away. */
@@ -670,6 +687,7 @@ static const struct {
 	TEST(hold_again_only_hogs),
 	TEST(device_keeps_up_vetoes),
 	TEST(device_hog_edges),
+	TEST(chain_bounded_whatever_the_pids),
 	TEST(congested_device_hog_caught_early),
 	TEST(freerun_ceiling),
 	TEST(unknown_bandwidth_is_2005),
