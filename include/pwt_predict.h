@@ -328,6 +328,24 @@ u64 pwt_dirtied_pages(u64 seen, u64 now, unsigned int page_shift);
 u64 pwt_count_from(u64 now, int nr_dirtied, unsigned int page_shift);
 
 /*
+ * What a throttle decision comes to for the caller, once a chunk is due:
+ * where writeback from its context is not safe (pwt_may_writeback(): a
+ * journal handle, NOFS/NOIO, a shared writable mapping, mmap_lock held,
+ * ...) nothing, the stock throttle paces it (SKIP), whether or not the
+ * caller may sleep; else a caller that must not sleep (BDP_ASYNC, io_uring
+ * NOWAIT) is told -EAGAIN and retries from io-wq (EAGAIN), and any other
+ * writes back (WRITEBACK). In that order: -EAGAIN only where a caller that
+ * may sleep would have been held.
+ */
+enum pwt_act {
+	PWT_ACT_SKIP,
+	PWT_ACT_EAGAIN,
+	PWT_ACT_WRITEBACK,
+};
+
+enum pwt_act pwt_act(bool may_writeback, bool async);
+
+/*
  * The most entries one chain of the task table holds. The table is keyed
  * by pid, which a user can choose (ns_last_pid, or forking until a pid
  * comes up), so without a bound of its own one chain could hold the whole

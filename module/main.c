@@ -478,14 +478,16 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	chunk = pwt_chunk_pages(&d, bound_ms, READ_ONCE(pwt_write_chunk_pages.val));
 	if (t->since_writeback < chunk)
 		goto out;
-	if (flags & BDP_ASYNC) {
+	switch (pwt_act(pwt_may_writeback(mapping), flags & BDP_ASYNC)) {
+	case PWT_ACT_SKIP:
+		pwt_stat_add(skipped, 1);
+		goto out;
+	case PWT_ACT_EAGAIN:
 		pwt_stat_add(async_eagain, 1);
 		ret = -EAGAIN;
 		goto out;
-	}
-	if (!pwt_may_writeback(mapping)) {
-		pwt_stat_add(skipped, 1);
-		goto out;
+	case PWT_ACT_WRITEBACK:
+		break;
 	}
 	/*
 	 * What it dirtied since its last decision stands for its last write:

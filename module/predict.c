@@ -284,3 +284,10 @@ u64 pwt_evict_want(u64 nr_tasks, u64 max_tasks, u64 chain_len)
 		chain = chain_len - PWT_CHAIN_MAX + 1;
 	return table > chain ? table : chain;
 }
+
+enum pwt_act pwt_act(bool may_writeback, bool async)
+{
+	if (!may_writeback)
+		return PWT_ACT_SKIP;
+	return async ? PWT_ACT_EAGAIN : PWT_ACT_WRITEBACK;
+}

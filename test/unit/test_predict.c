@@ -443,6 +443,20 @@ static void chain_bounded_whatever_the_pids(void)
 	CHECK(pwt_evict_want(0, 0, 0) == 1, "no room at all: one");
 }
 
+/*
+ * Where writeback from the caller's context is not safe, the stock
+ * throttle paces it, io_uring NOWAIT or not: -EAGAIN only where a caller
+ * that may sleep would have been held.
+ */
+static void async_told_eagain_only_where_held(void)
+{
+	CHECK(pwt_act(false, true) == PWT_ACT_SKIP,
+	      "NOWAIT write to a file mapped shared and writable: -EAGAIN for nothing");
+	CHECK(pwt_act(false, false) == PWT_ACT_SKIP, "not safe here: skipped");
+	CHECK(pwt_act(true, true) == PWT_ACT_EAGAIN, "NOWAIT, would be held: -EAGAIN");
+	CHECK(pwt_act(true, false) == PWT_ACT_WRITEBACK, "held: writes back");
+}
+
 static void congested_device_hog_caught_early(void)
 {
 	/* A 64 GiB machine: the threshold is far away. */
@@ -688,6 +702,7 @@ static const struct {
 	TEST(device_keeps_up_vetoes),
 	TEST(device_hog_edges),
 	TEST(chain_bounded_whatever_the_pids),
+	TEST(async_told_eagain_only_where_held),
 	TEST(congested_device_hog_caught_early),
 	TEST(freerun_ceiling),
 	TEST(unknown_bandwidth_is_2005),
