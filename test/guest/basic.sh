@@ -96,6 +96,10 @@ sleep 1
 expect thresh_follows_dirty_bytes "64 MiB = 16384 pages, got $(stat_of dirty_thresh)" \
 	[ "$(stat_of dirty_thresh)" = 16384 ]
 vm_dirty_restore
+# The harness's own promise, which every test that sets vm.dirty_* relies
+# on: the knobs as they were (the boot's defaults: ratio 20, background 10).
+expect vm_dirty_restored "vm.dirty_* put back:$(vm_dirty_now), want:$VM_DIRTY_SAVED" \
+	[ "$(vm_dirty_now)" = "$VM_DIRTY_SAVED" -a "$(cat /proc/sys/vm/dirty_ratio)" = 20 ]
 
 # Every page a writer dirties is counted, though the ftrace callback lets
 # its calls between two decisions through unredirected: 4 MiB is 1024

@@ -136,16 +136,19 @@ rmmod_bounded() {
 # back after. Of each pair (dirty_bytes and dirty_ratio, their background
 # twins) the kernel keeps one set and reads the other as 0: writing the
 # non-zero one restores both.
+# (A sysctl file answers only a read from its start, and busybox's read
+# builtin reads a byte at a time: "read -r v < /proc/sys/..." gets the
+# first digit, and dirty_ratio 20 came back as 2. So cat, one read.)
 VM_DIRTY_KNOBS="dirty_bytes dirty_ratio dirty_background_bytes dirty_background_ratio
 	dirty_expire_centisecs dirty_writeback_centisecs"
-vm_dirty_save() {
-	local k v
-	VM_DIRTY_SAVED=''
+# vm_dirty_now: the knobs as they stand, "k=v ..."
+vm_dirty_now() {
+	local k
 	for k in $VM_DIRTY_KNOBS; do
-		read -r v < /proc/sys/vm/$k
-		VM_DIRTY_SAVED="$VM_DIRTY_SAVED $k=$v"
+		printf ' %s=%s' $k "$(cat /proc/sys/vm/$k)"
 	done
 }
+vm_dirty_save() { VM_DIRTY_SAVED=$(vm_dirty_now); }
 vm_dirty_restore() {
 	local kv
 	for kv in $VM_DIRTY_SAVED; do

@@ -26,7 +26,7 @@ t_frozen() {
 	tmark frozen
 	# The journal thread waits for the suspended device too: no hung-task
 	# report for what this test does on purpose.
-	read -r hung < /proc/sys/kernel/hung_task_timeout_secs
+	hung=$(cat /proc/sys/kernel/hung_task_timeout_secs)
 	echo 120 > /proc/sys/kernel/hung_task_timeout_secs
 	echo $((16 << 20)) > /proc/sys/vm/dirty_bytes
 	need_load max_tasks=$FROZEN_MAX_TASKS

@@ -77,7 +77,7 @@ nofs_load() {
 
 # A 15 s detector catches a stall well within the run (init sets 30 s).
 hung_short() {
-	read -r HUNG_SAVED < /proc/sys/kernel/hung_task_timeout_secs
+	HUNG_SAVED=$(cat /proc/sys/kernel/hung_task_timeout_secs)
 	echo 15 > /proc/sys/kernel/hung_task_timeout_secs
 }
 hung_restore() { echo "$HUNG_SAVED" > /proc/sys/kernel/hung_task_timeout_secs; }
