@@ -24,7 +24,7 @@ t_reuse() {
 		done
 		hog_over=$(task_field $hog over)
 		thr=$(task_field $hog throttles)
-		[ "${thr:-0}" -gt 0 ] && held=$((held + 1))
+		[ "$hog_over" = 1 ] && held=$((held + 1))
 		t0=$(now_cs)
 		kill -9 $hog
 		wait $hog
@@ -65,7 +65,7 @@ t_reuse() {
 		expect reuse_fresh "$hits/$n reuses, $overhits of a hog predicted over (want > 0); inherited state:$bad" \
 			[ -z "$bad" -a "$overhits" -gt 0 ]
 	fi
-	expect reuse_sigkill_prompt "SIGKILL ends a throttled hog within 2 s ($held of $n hogs throttled, want > 0; slow:$slow)" \
+	expect reuse_sigkill_prompt "SIGKILL ends a hog predicted over, maybe asleep in forced writeback, within 2 s ($held of $n over when killed, want > 0; slow:$slow)" \
 		[ -z "$slow" -a "$held" -gt 0 ]
 	expect reuse_dmesg_clean "no WARNING/BUG/Oops" tclean reuse
 }
