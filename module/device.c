@@ -125,21 +125,29 @@ void pwt_sync_watch_exit(void)
 		unregister_kprobe(&pwt_fsync_probe);
 }
 
-/* The in-flight bound for an over-dirtier of @inode's device, in ms. */
-u64 pwt_inode_bound_ms(struct inode *inode)
+/*
+ * The in-flight bound for an over-dirtier of @inode's device, in ms, and
+ * in *@fsync_waits (if not NULL) whether it is the fsync bound: told from
+ * the same read of the knobs, which a write may change meanwhile.
+ */
+u64 pwt_inode_bound_ms(struct inode *inode, bool *fsync_waits)
 {
 	u64 inflight_ms = READ_ONCE(pwt_inflight_ms.val);
 	u64 sync_ms = READ_ONCE(pwt_sync_inflight_ms.val);
 	struct backing_dev_info *bdi = inode_to_bdi(inode);
 	const struct pwt_sync_slot *slot;
 	unsigned long seen;
+	u64 bound_ms;
 
 	slot = &pwt_sync_slots[hash_ptr(bdi, PWT_SYNC_BITS)];
 	seen = READ_ONCE(slot->seen);
 	if (READ_ONCE(slot->bdi) != bdi ||
 	    READ_ONCE(slot->tgid) == current->tgid)
 		seen = 0;
-	return pwt_bound_ms(inflight_ms, sync_ms, seen, jiffies, HZ);
+	bound_ms = pwt_bound_ms(inflight_ms, sync_ms, seen, jiffies, HZ);
+	if (fsync_waits)
+		*fsync_waits = bound_ms < inflight_ms;
+	return bound_ms;
 }
 
 void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
@@ -189,7 +197,7 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 				  u64 *limit)
 {
 	u64 window_ms = READ_ONCE(pwt_ratio_centisecs) * 10;
-	u64 inflight_ms = pwt_inode_bound_ms(inode);
+	u64 inflight_ms = pwt_inode_bound_ms(inode, NULL);
 	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
 	struct pwt_global g;
 	bool over = true;
@@ -219,7 +227,7 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 		schedule_hrtimeout_range(&sleep, us * NSEC_PER_USEC / 8,
 					 HRTIMER_MODE_REL);
 		pwt_read_dev(inode, d);
-		inflight_ms = pwt_inode_bound_ms(inode);
+		inflight_ms = pwt_inode_bound_ms(inode, NULL);
 		*limit = pwt_inflight_pages(d, inflight_ms, max_chunk);
 	}
 	return PWT_WAIT_DONE;
@@ -232,7 +240,7 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 bool pwt_dev_absorbed_now(struct inode *inode, long written, struct pwt_dev *d,
 			  u64 *limit)
 {
-	u64 inflight_ms = pwt_inode_bound_ms(inode);
+	u64 inflight_ms = pwt_inode_bound_ms(inode, NULL);
 	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
 
 	pwt_read_dev(inode, d);

@@ -408,7 +408,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	struct pwt_dev d;
 	struct pwt_task *t;
 	unsigned int limit, writers;
-	bool over, throttle;
+	bool over, throttle, fsync_waits;
 	u64 dirtied, future, window_ms, bound_ms;
 	long chunk;
 	int ret = 0;
@@ -474,7 +474,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	if (!throttle)
 		goto out;
 	/* Only now: the bound looks up the device's fsync slot. */
-	bound_ms = pwt_inode_bound_ms(mapping->host);
+	bound_ms = pwt_inode_bound_ms(mapping->host, &fsync_waits);
 	chunk = pwt_chunk_pages(&d, bound_ms, READ_ONCE(pwt_write_chunk_pages.val));
 	if (t->since_writeback < chunk)
 		goto out;
@@ -495,7 +495,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	 * took it past them (pwt_queue_pages()).
 	 */
 	pwt_force_writeback(t, mapping, future, chunk,
-			    bound_ms < READ_ONCE(pwt_inflight_ms.val), dirtied,
+			    fsync_waits, dirtied,
 			    pwt_hold_again(&g, &d, future, window_ms));
 out:
 	/* On the CPU it is on now, after the wait: as it stands now. */

@@ -214,7 +214,7 @@ extern bool pwt_unloading;
 
 struct inode;
 void pwt_read_dev(struct inode *inode, struct pwt_dev *d);
-u64 pwt_inode_bound_ms(struct inode *inode);
+u64 pwt_inode_bound_ms(struct inode *inode, bool *fsync_waits);
 void pwt_sync_watch_init(void);
 void pwt_sync_watch_exit(void);
 enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,

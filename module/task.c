@@ -218,7 +218,8 @@ void pwt_tasks_forget(void)
 
 /*
  * Does chain @head hold an entry eviction could take? And *@len, how many
- * it holds. Without the lock: a hint, made again under it.
+ * it holds. Without the lock: a hint, made again under it (for the lock
+ * holder the RCU walk is as good as a plain one: one walk serves both).
  */
 static bool pwt_chain_has_idle(struct hlist_head *head, unsigned int *len)
 {
@@ -235,17 +236,6 @@ static bool pwt_chain_has_idle(struct hlist_head *head, unsigned int *len)
 	}
 	rcu_read_unlock();
 	return idle;
-}
-
-/* Entries in chain @head; caller holds pwt_tasks_lock. */
-static unsigned int pwt_chain_len(struct hlist_head *head)
-{
-	unsigned int len = 0;
-	struct pwt_task *t;
-
-	hlist_for_each_entry(t, head, node)
-		len++;
-	return len;
 }
 
 static struct pwt_task *pwt_task_find(pid_t pid)
@@ -320,8 +310,8 @@ struct pwt_task *pwt_task_new(bool stale_seen)
 	if (stale)
 		pwt_task_unhash(stale);
 	/* At most PWT_CHAIN_MAX entries: this walk is short too. */
-	want = pwt_evict_want(pwt_nr_tasks, READ_ONCE(pwt_max_tasks.val),
-			      pwt_chain_len(head));
+	pwt_chain_has_idle(head, &len);
+	want = pwt_evict_want(pwt_nr_tasks, READ_ONCE(pwt_max_tasks.val), len);
 	if (want)
 		nevict = pwt_evict_idle(head, evicted,
 					min_t(u64, want, PWT_EVICT_BATCH));
