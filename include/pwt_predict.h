@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <limits.h>
 typedef unsigned long long u64;
+typedef unsigned short u16;
 #endif
 
 /*
@@ -244,20 +245,27 @@ bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,
 
 /*
  * Count a forced writeback the device absorbed (@absorbed) or not in
- * *@rounds, the task's run of them; true when the run reaches
- * PWT_KEPT_UP_ROUNDS, and the count starts again. Then the device keeps up
- * with the task, which is no over-dirtier of it. One round is not enough:
- * a device that stalled, or the guest that did, completes its whole queue
- * at once afterwards (QEMU's throttle lets a stall's worth through; a USB
- * stick's write cache takes a burst, then slows down), and a hog let go
- * for it queued 19-38 MB on a 20 MiB/s stick before the device rule caught
- * it again, a second and more that every fsync there waits behind
- * (device.sh, 6.12: one in 150-300 rounds). On a device that does keep up,
- * the two rounds more cost two more pairs of chunks written in the task's
- * own context, a few milliseconds.
+ * *@since, the tick (of @hz per second) of the first in the task's run of
+ * them (0: no run; kept in 16 bits, as the task's entry has no more room);
+ * true when every forced writeback for PWT_KEPT_UP_MS at least was
+ * absorbed, and the run starts again. Then the device keeps up with the
+ * task, which is no over-dirtier of it. One round is not enough, nor a few
+ * in a row: a device that stalled, or the guest that did, completes its
+ * whole queue at once afterwards (QEMU's throttle lets a burst of 100 ms
+ * of its rate through; a USB stick's write cache takes a burst, then slows
+ * down). A hog let go for one round queued 19-38 MB on a 20 MiB/s stick
+ * before the device rule caught it again, a second and more that every
+ * fsync there waits behind (device.sh, 6.12: one in 150-300 rounds); let
+ * go after three, it still did once in a make check (6.1: 38 MB). A hog
+ * at memory speed queues a round every few milliseconds: for the device
+ * to absorb them all for PWT_KEPT_UP_MS it must write what the hog
+ * dirties meanwhile, which a burst of 100 ms of its rate covers only for
+ * a writer under 1.5 times as fast as the device. On a device that does
+ * keep up, the task writes in its own context for 200 ms before it is let
+ * go, once.
  */
-#define PWT_KEPT_UP_ROUNDS 3
-bool pwt_kept_up(unsigned char *rounds, bool absorbed);
+#define PWT_KEPT_UP_MS 200
+bool pwt_kept_up(u16 *since, bool absorbed, unsigned long now, unsigned long hz);
 
 /*
  * The in-flight bound, in ms of the device's bandwidth, for an over-dirtier

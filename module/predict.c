@@ -182,15 +182,25 @@ bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,
 		d->backlog <= pwt_dev_pages(d, PWT_FAST_DRAIN_MS));
 }
 
-bool pwt_kept_up(unsigned char *rounds, bool absorbed)
+bool pwt_kept_up(u16 *since, bool absorbed, unsigned long now, unsigned long hz)
 {
+	/* ms to ticks rounded up: with HZ=100 a second is 100 ticks exactly. */
+	u16 span = (PWT_KEPT_UP_MS * hz + 999) / 1000;
+	/* 0 means no run: a run that starts on tick 0 (mod 2^16) takes 1. */
+	u16 tick = (u16)now ? (u16)now : 1;
+
 	if (!absorbed) {
-		*rounds = 0;
+		*since = 0;
 		return false;
 	}
-	if (++*rounds < PWT_KEPT_UP_ROUNDS)
+	if (!*since) {
+		*since = tick;
 		return false;
-	*rounds = 0;
+	}
+	/* Modulo 2^16: a run longer than that just waits one span more. */
+	if ((u16)(tick - *since) < span)
+		return false;
+	*since = 0;
 	return true;
 }
 
