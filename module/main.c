@@ -469,7 +469,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	window_ms = READ_ONCE(pwt_ratio_centisecs) * 10;
 	throttle = pwt_decide_dev(&g, &d, future, window_ms, &over);
 	WRITE_ONCE(t->over, over);
-	/* Rounds the device absorbed count while over: a new verdict starts anew. */
+	/* A run of absorbed rounds lasts while over: a new verdict starts anew. */
 	if (!over)
 		t->kept_up_since = 0;
 	trace_pwt_decision(future, dirtied, &g, &d, over, throttle);

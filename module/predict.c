@@ -182,10 +182,15 @@ bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,
 		d->backlog <= pwt_dev_pages(d, PWT_FAST_DRAIN_MS));
 }
 
+/* ms to ticks rounded up: with HZ=100 a second is 100 ticks exactly. */
+static unsigned long pwt_ms_to_ticks(unsigned long ms, unsigned long hz)
+{
+	return (ms * hz + 999) / 1000;
+}
+
 bool pwt_kept_up(u16 *since, bool absorbed, unsigned long now, unsigned long hz)
 {
-	/* ms to ticks rounded up: with HZ=100 a second is 100 ticks exactly. */
-	u16 span = (PWT_KEPT_UP_MS * hz + 999) / 1000;
+	u16 span = pwt_ms_to_ticks(PWT_KEPT_UP_MS, hz);
 	/* 0 means no run: a run that starts on tick 0 (mod 2^16) takes 1. */
 	u16 tick = (u16)now ? (u16)now : 1;
 
@@ -214,8 +219,7 @@ u64 pwt_bound_ms(u64 inflight_ms, u64 sync_ms, unsigned long seen,
 	/* @seen just ahead of @now: an fsync on another CPU since @now was read. */
 	if (ago > ULONG_MAX_HALF)
 		return sync_ms;
-	/* ms to ticks rounded up: with HZ=100 a second is 100 ticks exactly. */
-	if (ago >= (PWT_SYNC_RECENT_MS * hz + 999) / 1000)
+	if (ago >= pwt_ms_to_ticks(PWT_SYNC_RECENT_MS, hz))
 		return inflight_ms;
 	return sync_ms;
 }
