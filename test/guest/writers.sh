@@ -44,10 +44,15 @@ light_beside() {
 # multi-threaded TCG (an oops in observe.sh's run on 7.3, where pwtop
 # attached under a hog; vm-run, tcg-single).
 light_not_reheld() {
-	local name=$1 premise=$2 hog light bufkb lost held nheld ndeadline nshort
+	local name=$1 premise=$2 hog light bufkb lost held nheld ndeadline nshort first
 	shift 2
 	bufkb=$(cut -d' ' -f1 $TR/buffer_size_kb)
 	echo 8192 > $TR/buffer_size_kb	# the hog's events too, per CPU
+	# The light writer's events in the order it made them: preempted by
+	# the real-time hog, it goes on on the other CPU, and the default
+	# clock ("local") is not synchronized across CPUs (ftrace.rst), so
+	# decisions after a hold could sort before it.
+	echo global > $TR/trace_clock
 	echo > $TR/trace
 	trace_events 1 pwt_decision pwt_throttle
 	setsid "$@" > /dev/null 2>&1 &
@@ -62,18 +67,23 @@ light_not_reheld() {
 	wait $hog
 	trace_events 0 pwt_throttle pwt_decision
 	lost=$(trace_overrun)
+	grep " pid=$light " $TR/trace > /tmp/light.trace
+	echo local > $TR/trace_clock
 	echo "$bufkb" > $TR/buffer_size_kb
-	# Pages dirtied between holds: the sum of the decisions' dirtied=.
-	held=$(grep " pid=$light " $TR/trace | awk '
+	# Pages dirtied between holds: the sum of the decisions' dirtied=;
+	# and the line of the first short hold's event.
+	held=$(awk '
 		/pwt_decision:/ { for (i = 1; i <= NF; i++) if ($i ~ /^dirtied=/) pages += substr($i, 9) }
-		/pwt_throttle:/ { if (n++ && pages < 16) short++; if (/reason=deadline/) dl++; pages = 0 }
-		END { print n + 0, dl + 0, short + 0 }')
-	read -r nheld ndeadline nshort <<-EOT
+		/pwt_throttle:/ { if (n++ && pages < 16 && !short++) first = NR; if (/reason=deadline/) dl++; pages = 0 }
+		END { print n + 0, dl + 0, short + 0, first + 0 }' /tmp/light.trace)
+	read -r nheld ndeadline nshort first <<-EOT
 	$held
 	EOT
 	log "$name: light writer: $nheld holds, $ndeadline out of time, $lost events overrun; $(cat /tmp/light.out)"
-	# A short hold: the light writer's events say which rule held it.
-	[ "$nshort" = 0 ] || grep " pid=$light " $TR/trace | sed 's/^.*pwt_/# pwt_/' | tail -24
+	# A short hold: the light writer's events around it say which rule
+	# held it (the CPU and the time of each too).
+	[ "$nshort" = 0 ] || sed -n "$((first > 24 ? first - 24 : 1)),$((first + 4))p" /tmp/light.trace |
+		sed 's/ comm=[^ ]*//; s/^/# /'
 	if [ "$lost" != 0 ]; then
 		skip "$name"_light_not_reheld "$lost trace events lost: holds not counted"
 	elif [ "$nheld" -lt 2 ] && [ "$premise" = may ]; then
