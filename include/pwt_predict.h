@@ -244,28 +244,33 @@ bool pwt_dev_absorbed(const struct pwt_dev *d, u64 written, u64 inflight_ms,
 		      u64 max_chunk);
 
 /*
- * Count a forced writeback the device absorbed (@absorbed) or not in
- * *@since, the tick (of @hz per second) of the first in the task's run of
- * them (0: no run; kept in 16 bits, as the task's entry has no more room);
- * true when every forced writeback for PWT_KEPT_UP_MS at least was
- * absorbed, and the run starts again. Then the device keeps up with the
- * task, which is no over-dirtier of it. One round is not enough, nor a few
- * in a row: a device that stalled, or the guest that did, completes its
- * whole queue at once afterwards (QEMU's throttle lets a burst of 100 ms
- * of its rate through; a USB stick's write cache takes a burst, then slows
- * down). A hog let go for one round queued 19-38 MB on a 20 MiB/s stick
- * before the device rule caught it again, a second and more that every
- * fsync there waits behind (device.sh, 6.12: one in 150-300 rounds); let
- * go after three, it still did once in a make check (6.1: 38 MB). A hog
- * at memory speed queues a round every few milliseconds: for the device
- * to absorb them all for PWT_KEPT_UP_MS it must write what the hog
- * dirties meanwhile, which a burst of 100 ms of its rate covers only for
- * a writer under 1.5 times as fast as the device. On a device that does
- * keep up, the task writes in its own context for 200 ms before it is let
- * go, once.
+ * Count a forced writeback of @written pages that the device @d absorbed
+ * (@absorbed) or not in *@run, the pages of the task's run of absorbed
+ * ones in PWT_MIN_CHUNK units (16 bits, as the task's entry has no more
+ * room: up to 4 GiB); true when they add up to PWT_KEPT_UP_MS of the
+ * device's bandwidth, and the run starts again. Then the device keeps up
+ * with the task, which is no over-dirtier of it. Never while the
+ * bandwidth is not measured: that device is the 2005 rule's.
+ *
+ * Counted in pages, not in rounds or time: a device that idled (the writer
+ * was stopped, or starved of CPU, or the device stalled) saves up a burst
+ * of B ms of its rate (QEMU's throttle: 100; a USB stick's write cache,
+ * then it slows down) and absorbs a writer R times as fast as it for
+ * B/(R-1) ms, R*B/(R-1) ms of its bandwidth in all. A hog let go for one
+ * round queued 19-38 MB on a 20 MiB/s stick before the device rule caught
+ * it again, a second and more that every fsync there waits behind
+ * (device.sh, 6.12: one in 150-300 rounds); let go after three rounds,
+ * once in a make check (6.1: 38 MB); after 200 ms of rounds, once in a CI
+ * run (trixie's 6.12: 39 MB; a copy stopped eight times for a second: the
+ * run's 200 ms held a stop, or a hog short of CPU). 400 ms of the
+ * bandwidth is four bursts: one covers only a writer under 4/3 of the
+ * device's rate, a run across a stop (a burst saved before it, one after)
+ * only one under twice it. A writer the device keeps up with writes in its
+ * own context until it has written 400 ms of the device's bandwidth (for
+ * longer than 400 ms if it is slower) before it is let go, once.
  */
-#define PWT_KEPT_UP_MS 200
-bool pwt_kept_up(u16 *since, bool absorbed, unsigned long now, unsigned long hz);
+#define PWT_KEPT_UP_MS 400
+bool pwt_kept_up(u16 *run, const struct pwt_dev *d, u64 written, bool absorbed);
 
 /*
  * The in-flight bound, in ms of the device's bandwidth, for an over-dirtier

@@ -92,10 +92,11 @@
  * If the device has absorbed our two chunks at once (a quarter of the
  * bound or less under writeback right after, and no more waiting on it
  * than it writes in 200 ms, where the device rule would not have caught
- * the task) every time for 200 ms, it keeps up with this writer: the task
- * stops being over. (Once, or a few times in a row, is luck: a device or
- * guest that stalled completes its queue at once afterwards, and a hog
- * queues a round every few milliseconds.)
+ * the task) every time until it has taken 400 ms of its bandwidth so, it
+ * keeps up with this writer: the task stops being over. (Once, a few
+ * times, or for 200 ms is luck: a device that idled, while the writer was
+ * stopped or short of CPU or the device stalled, takes a burst at once
+ * afterwards; a hog outruns four of them.)
  * If the waits run out of time with the device still full, a task whose
  * own dirtying fills it (a hog of its device, or a prediction of a quarter
  * of the threshold) queues nothing and is held again after its next 8
@@ -286,6 +287,7 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	struct pwt_dev d;
 	long queued, written = 0;
 	u64 held, limit;
+	bool absorbed;
 
 	/* Once per forced writeback; its waits look again each round. */
 	if (fsync_waits)
@@ -311,15 +313,15 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		written = max(queued - wbc.nr_to_write, 0L);
 		/*
 		 * The device took what we queued without a queue building
-		 * up, every time for PWT_KEPT_UP_MS: it keeps up with this
-		 * writer, which is no over-dirtier of it. (It is caught
-		 * again if its device congests; see pwt_decide_dev().) Else
-		 * wait; at once done if it absorbed this round.
+		 * up, every time until PWT_KEPT_UP_MS of its bandwidth: it
+		 * keeps up with this writer, which is no over-dirtier of it.
+		 * (It is caught again if its device congests; see
+		 * pwt_decide_dev().) Else wait; at once done if it absorbed
+		 * this round.
 		 */
-		if (pwt_kept_up(&t->kept_up_since,
-				pwt_dev_absorbed_now(mapping->host, written,
-						     &d, &limit),
-				jiffies, HZ)) {
+		absorbed = pwt_dev_absorbed_now(mapping->host, written, &d,
+						&limit);
+		if (pwt_kept_up(&t->kept_up_run, &d, written, absorbed)) {
 			end = PWT_WAIT_KEPT_UP;
 			WRITE_ONCE(t->over, false);
 		} else {
@@ -328,7 +330,7 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		}
 	} else {
 		/* The device was full: no round absorbed. */
-		t->kept_up_since = 0;
+		t->kept_up_run = 0;
 	}
 	WRITE_ONCE(t->busy, false);
 	held = ktime_get_ns() - t0;
@@ -471,7 +473,7 @@ static int pwt_throttle(struct address_space *mapping, unsigned int flags)
 	WRITE_ONCE(t->over, over);
 	/* A run of absorbed rounds lasts while over: a new verdict starts anew. */
 	if (!over)
-		t->kept_up_since = 0;
+		t->kept_up_run = 0;
 	trace_pwt_decision(future, dirtied, &g, &d, over, throttle);
 	if (!throttle)
 		goto out;

@@ -9,6 +9,7 @@
 
 #ifndef __KERNEL__
 #define U64_MAX UINT64_MAX
+#define U16_MAX UINT16_MAX
 #define ULONG_MAX_HALF (ULONG_MAX / 2)
 #else
 #include <linux/limits.h>
@@ -188,24 +189,26 @@ static unsigned long pwt_ms_to_ticks(unsigned long ms, unsigned long hz)
 	return (ms * hz + 999) / 1000;
 }
 
-bool pwt_kept_up(u16 *since, bool absorbed, unsigned long now, unsigned long hz)
+bool pwt_kept_up(u16 *run, const struct pwt_dev *d, u64 written, bool absorbed)
 {
-	u16 span = pwt_ms_to_ticks(PWT_KEPT_UP_MS, hz);
-	/* 0 means no run: a run that starts on tick 0 (mod 2^16) takes 1. */
-	u16 tick = (u16)now ? (u16)now : 1;
+	u64 pages = pwt_dev_pages(d, PWT_KEPT_UP_MS);
+	/* More than that many pages, in whole units: never none. */
+	u64 need = pages / PWT_MIN_CHUNK + 1;
+	u64 sum = *run + written / PWT_MIN_CHUNK;
 
-	if (!absorbed) {
-		*since = 0;
+	/* 4 GiB absorbed is enough, however fast the device. */
+	if (pages >= (u64)U16_MAX * PWT_MIN_CHUNK)
+		need = U16_MAX;
+
+	if (!absorbed || !d->bw) {
+		*run = 0;
 		return false;
 	}
-	if (!*since) {
-		*since = tick;
+	if (sum < need) {
+		*run = sum;
 		return false;
 	}
-	/* Modulo 2^16: a run longer than that just waits one span more. */
-	if ((u16)(tick - *since) < span)
-		return false;
-	*since = 0;
+	*run = 0;
 	return true;
 }
 

@@ -113,7 +113,7 @@ struct pwt_task {
 	unsigned int since_writeback;	/* pages since the last forced writeback */
 	bool over;		/* last decision: predicted over-dirtier */
 	bool busy;		/* in forced writeback: no re-entry */
-	u16 kept_up_since;	/* all forced writeback absorbed since (pwt_kept_up()) */
+	u16 kept_up_run;	/* pages absorbed in a row / 16 (pwt_kept_up()) */
 
 	u64 throttles;
 	u64 forced_pages;
