@@ -191,19 +191,19 @@ static unsigned long pwt_ms_to_ticks(unsigned long ms, unsigned long hz)
 
 bool pwt_kept_up(u16 *run, const struct pwt_dev *d, u64 written, bool absorbed)
 {
-	u64 pages = pwt_dev_pages(d, PWT_KEPT_UP_MS);
-	/* More than that many pages, in whole units: never none. */
-	u64 need = pages / PWT_MIN_CHUNK + 1;
-	u64 sum = *run + written / PWT_MIN_CHUNK;
-
-	/* 4 GiB absorbed is enough, however fast the device. */
-	if (pages >= (u64)U16_MAX * PWT_MIN_CHUNK)
-		need = U16_MAX;
+	u64 pages, need, sum;
 
 	if (!absorbed || !d->bw) {
 		*run = 0;
 		return false;
 	}
+	pages = pwt_dev_pages(d, PWT_KEPT_UP_MS);
+	/* More than that many pages, in whole units: never none. */
+	need = pages / PWT_MIN_CHUNK + 1;
+	/* 4 GiB absorbed is enough, however fast the device. */
+	if (pages >= (u64)U16_MAX * PWT_MIN_CHUNK)
+		need = U16_MAX;
+	sum = *run + written / PWT_MIN_CHUNK;
 	if (sum < need) {
 		*run = sum;
 		return false;
