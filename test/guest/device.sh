@@ -17,6 +17,10 @@ need_load
 bdi_stat() {
 	awk -v k="$2:" '$1 == k { print $2 }' "/sys/kernel/debug/bdi/$(cat /sys/block/$1/dev)/stats"
 }
+# bdi_queued DEV: what DEV has still to write, kB: dirty and under writeback.
+bdi_queued() {
+	echo $(($(bdi_stat "$1" BdiReclaimable) + $(bdi_stat "$1" BdiWriteback)))
+}
 # bdi_bw DEV: the kernel's write bandwidth estimate of DEV, kB/s. On 6.12
 # and 7.3 debugfs stats shows the sum over the device's writeback contexts
 # that have dirty inodes at that instant (tot_write_bandwidth), 0 between
@@ -184,7 +188,7 @@ setsid $PWT_W /stick/hog 3000 -t 18 > /dev/null &
 hog=$!
 n=0
 while [ $n -lt 32 ]; do
-	echo $(($(bdi_stat vdb BdiReclaimable) + $(bdi_stat vdb BdiWriteback))) >> /tmp/stick.q
+	bdi_queued vdb >> /tmp/stick.q
 	usleep 500000
 	n=$((n + 1))
 done
@@ -232,7 +236,7 @@ setsid $PWT_W /stick/hog 3000 -t 60 > /dev/null &
 hog=$!
 sleep 4
 n=0
-while [ $(($(bdi_stat vdb BdiReclaimable) + $(bdi_stat vdb BdiWriteback))) -gt $drained_kb ] && [ $n -lt 24 ]; do
+while [ "$(bdi_queued vdb)" -gt $drained_kb ] && [ $n -lt 24 ]; do
 	usleep 500000
 	n=$((n + 1))
 done
@@ -246,7 +250,7 @@ while [ $n -lt 8 ]; do
 	kill -CONT $hog
 	for i in 1 2 3 4; do
 		usleep 250000
-		echo $(($(bdi_stat vdb BdiReclaimable) + $(bdi_stat vdb BdiWriteback))) >> /tmp/stick.q
+		bdi_queued vdb >> /tmp/stick.q
 	done
 	n=$((n + 1))
 done
