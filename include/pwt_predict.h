@@ -296,6 +296,16 @@ u64 pwt_bound_ms(u64 inflight_ms, u64 sync_ms, unsigned long seen,
 		 unsigned long now, unsigned long hz);
 
 /*
+ * Ticks an over-dirtier still holds its writeback back, @hold_ms
+ * (sync_hold_ms) from @seen, when another process last entered an fsync on
+ * its device (jiffies | 1; 0: none yet); 0 once that is past, or with
+ * @hold_ms 0. Queued after the fsync's own page, the hog's writeback
+ * would be ahead of the journal writes the fsync waits for next.
+ */
+unsigned long pwt_sync_hold_ticks(u64 hold_ms, unsigned long seen,
+				  unsigned long now, unsigned long hz);
+
+/*
  * Microseconds until @d has written @excess pages at its bandwidth: how
  * long to sleep before looking again, clamped to [@min_us, @max_us].
  */

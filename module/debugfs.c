@@ -73,6 +73,7 @@ static int pwt_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "drops %llu\n", s.drops);
 	seq_printf(m, "evictions %llu\n", s.evictions);
 	seq_printf(m, "sync_bounded %llu\n", s.sync_bounded);
+	seq_printf(m, "sync_held %llu\n", s.sync_held);
 	seq_printf(m, "tasks %u\n", pwt_tasks_count());
 	seq_printf(m, "groups %u\n", pwt_groups_count());
 	seq_printf(m, "group_by %u\n", READ_ONCE(pwt_group_by.val));

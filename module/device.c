@@ -53,15 +53,19 @@
  * (an ftrace callback on these kernels, not a trap) notes, per device,
  * when a process last called it on a regular file there. An over-dirtier
  * of that device then keeps sync_inflight_ms in flight instead of
- * inflight_ms for a second (pwt_bound_ms()): the fsync and its journal
- * commit wait for what it has queued. Its own fsyncs do not count (a
+ * inflight_ms for a second (pwt_bound_ms()), and queues nothing until
+ * sync_hold_ms after the call (pwt_sync_hold_ticks(), pwt_wait_device()):
+ * the fsync and its journal commit wait for what it has queued. A call is
+ * the fsync's start, not its end (a probe on the return would have to
+ * sit on each filesystem's ->fsync()), so the hold is a time, about an
+ * fsync's own behind one bound. Its own fsyncs do not count (a
  * writer that syncs its own data, dpkg say, waits for that data anyway):
  * the slot keeps the caller's process. One slot per hash of the bdi,
  * holding that bdi (compared, never dereferenced: it may be gone), and the
  * last caller wins it: another device hashing to the slot, or another
  * process syncing on the same one, takes it over, and a slot read while it
  * is rewritten may mix two callers. Each costs at most a second of one
- * bound or the other, which is why a hint needs no lock.
+ * bound or the other, or a hold, which is why a hint needs no lock.
  */
 /* 64 slots: far more than a machine's disks. */
 #define PWT_SYNC_BITS 6
@@ -126,6 +130,24 @@ void pwt_sync_watch_exit(void)
 }
 
 /*
+ * When another process last entered an fsync on @inode's device, as its
+ * slot says (jiffies | 1), or 0: none, another device's, or current's own.
+ */
+static unsigned long pwt_others_sync_seen(struct inode *inode)
+{
+	struct backing_dev_info *bdi = inode_to_bdi(inode);
+	const struct pwt_sync_slot *slot;
+	unsigned long seen;
+
+	slot = &pwt_sync_slots[hash_ptr(bdi, PWT_SYNC_BITS)];
+	seen = READ_ONCE(slot->seen);
+	if (READ_ONCE(slot->bdi) != bdi ||
+	    READ_ONCE(slot->tgid) == current->tgid)
+		return 0;
+	return seen;
+}
+
+/*
  * The in-flight bound for an over-dirtier of @inode's device, in ms, and
  * in *@fsync_waits (if not NULL) whether it is the fsync bound: told from
  * the same read of the knobs, which a write may change meanwhile.
@@ -134,20 +156,20 @@ u64 pwt_inode_bound_ms(struct inode *inode, bool *fsync_waits)
 {
 	u64 inflight_ms = READ_ONCE(pwt_inflight_ms.val);
 	u64 sync_ms = READ_ONCE(pwt_sync_inflight_ms.val);
-	struct backing_dev_info *bdi = inode_to_bdi(inode);
-	const struct pwt_sync_slot *slot;
-	unsigned long seen;
 	u64 bound_ms;
 
-	slot = &pwt_sync_slots[hash_ptr(bdi, PWT_SYNC_BITS)];
-	seen = READ_ONCE(slot->seen);
-	if (READ_ONCE(slot->bdi) != bdi ||
-	    READ_ONCE(slot->tgid) == current->tgid)
-		seen = 0;
-	bound_ms = pwt_bound_ms(inflight_ms, sync_ms, seen, jiffies, HZ);
+	bound_ms = pwt_bound_ms(inflight_ms, sync_ms,
+				pwt_others_sync_seen(inode), jiffies, HZ);
 	if (fsync_waits)
 		*fsync_waits = bound_ms < inflight_ms;
 	return bound_ms;
+}
+
+/* Ticks to hold writeback back for another process's fsync (sync_hold_ms). */
+static unsigned long pwt_inode_sync_hold(struct inode *inode)
+{
+	return pwt_sync_hold_ticks(READ_ONCE(pwt_sync_hold_ms.val),
+				   pwt_others_sync_seen(inode), jiffies, HZ);
 }
 
 void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
@@ -186,6 +208,10 @@ void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
  * one or two wakeups per wait instead of a poll every jiffy. (Not counted
  * as iowait: io_schedule_prepare() is not exported.)
  *
+ * With @hold_end (0: none), also while another process's fsync on the
+ * device is under sync_hold_ms old, until @hold_end: the caller waits so
+ * before it queues, for at most sync_hold_ms in a forced writeback.
+ *
  * Killable, and bounded by @deadline (max_pause_ms for both waits together,
  * like the kernel's own pause in balance_dirty_pages()); it also ends when
  * the task is no longer predicted over (by the device or the memory rule,
@@ -193,33 +219,51 @@ void pwt_read_dev(struct inode *inode, struct pwt_dev *d)
  * the device as last read, *@limit the bound.
  */
 enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
-				  ktime_t deadline, struct pwt_dev *d,
-				  u64 *limit)
+				  ktime_t deadline, ktime_t hold_end,
+				  struct pwt_dev *d, u64 *limit)
 {
 	u64 window_ms = READ_ONCE(pwt_ratio_centisecs) * 10;
 	u64 inflight_ms = pwt_inode_bound_ms(inode, NULL);
 	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
+	unsigned long hold = 0;
 	struct pwt_global g;
-	bool over = true;
-	ktime_t sleep;
+	bool over = true, held = false;
+	ktime_t sleep, now;
 	s64 left_us;
 	u64 us;
 
 	pwt_read_dev(inode, d);
 	*limit = pwt_inflight_pages(d, inflight_ms, max_chunk);
-	while (d->writeback > *limit / 2) {
+	for (;;) {
+		now = ktime_get();
+		if (hold_end && ktime_before(now, hold_end))
+			hold = pwt_inode_sync_hold(inode);
+		else
+			hold = 0;
+		if (d->writeback <= *limit / 2 && !hold)
+			break;
 		if (fatal_signal_pending(current))
 			return PWT_WAIT_KILLED;
 		if (READ_ONCE(pwt_unloading))
 			return PWT_WAIT_UNLOADING;
-		left_us = ktime_us_delta(deadline, ktime_get());
+		left_us = ktime_us_delta(deadline, now);
 		if (left_us <= 0)
 			return PWT_WAIT_DEADLINE;
 		pwt_read_global(&g);
 		if (!pwt_decide_dev(&g, d, future, window_ms, &over))
 			return PWT_WAIT_NOT_OVER;
-		us = pwt_drain_us(d, d->writeback - *limit / 2,
-				  PWT_MIN_SLEEP_US, PWT_MAX_SLEEP_US);
+		if (d->writeback > *limit / 2) {
+			us = pwt_drain_us(d, d->writeback - *limit / 2,
+					  PWT_MIN_SLEEP_US, PWT_MAX_SLEEP_US);
+		} else {
+			/* Room, but an fsync's turn: until it ends or hold_end. */
+			if (!held)
+				pwt_stat_add(sync_held, 1);
+			held = true;
+			us = min_t(u64, jiffies_to_usecs(hold),
+				   ktime_us_delta(hold_end, now));
+			us = clamp_t(u64, us, PWT_MIN_SLEEP_US, PWT_MAX_SLEEP_US);
+		}
 		us = min_t(u64, us, left_us);
 		sleep = ns_to_ktime(us * NSEC_PER_USEC);
 		__set_current_state(TASK_KILLABLE);

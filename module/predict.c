@@ -227,6 +227,21 @@ u64 pwt_bound_ms(u64 inflight_ms, u64 sync_ms, unsigned long seen,
 	return sync_ms;
 }
 
+unsigned long pwt_sync_hold_ticks(u64 hold_ms, unsigned long seen,
+				  unsigned long now, unsigned long hz)
+{
+	unsigned long ago = now - seen;
+	unsigned long hold;
+
+	if (!hold_ms || !seen)
+		return 0;
+	hold = pwt_ms_to_ticks(hold_ms, hz);
+	/* @seen just ahead of @now: an fsync on another CPU since @now was read. */
+	if (ago > ULONG_MAX_HALF)
+		return hold;
+	return ago >= hold ? 0 : hold - ago;
+}
+
 u64 pwt_drain_us(const struct pwt_dev *d, u64 excess, u64 min_us, u64 max_us)
 {
 	u64 us;

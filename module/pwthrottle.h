@@ -37,6 +37,7 @@ extern struct pwt_knob pwt_max_pause_ms;
 extern struct pwt_knob pwt_group_by;
 extern struct pwt_knob pwt_inflight_ms;
 extern struct pwt_knob pwt_sync_inflight_ms;
+extern struct pwt_knob pwt_sync_hold_ms;
 
 /* What pwt_group_by groups a writer with (see the top of main.c). */
 enum pwt_group_by {
@@ -201,6 +202,7 @@ struct pwt_stats {
 	u64 drops;		/* calls with no entry: table full or no memory */
 	u64 evictions;		/* idle entries of live tasks dropped for room */
 	u64 sync_bounded;	/* forced writebacks under sync_inflight_ms */
+	u64 sync_held;		/* of those, held back for an fsync first */
 };
 
 DECLARE_PER_CPU(struct pwt_stats, pwt_stats);
@@ -218,7 +220,8 @@ u64 pwt_inode_bound_ms(struct inode *inode, bool *fsync_waits);
 void pwt_sync_watch_init(void);
 void pwt_sync_watch_exit(void);
 enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
-				  ktime_t deadline, struct pwt_dev *d, u64 *limit);
+				  ktime_t deadline, ktime_t hold_end,
+				  struct pwt_dev *d, u64 *limit);
 bool pwt_dev_absorbed_now(struct inode *inode, long written, struct pwt_dev *d,
 			  u64 *limit);
 

@@ -29,5 +29,6 @@ void pwt_stats_sum(struct pwt_stats *sum)
 		sum->drops += READ_ONCE(s->drops);
 		sum->evictions += READ_ONCE(s->evictions);
 		sum->sync_bounded += READ_ONCE(s->sync_bounded);
+		sum->sync_held += READ_ONCE(s->sync_held);
 	}
 }

@@ -307,6 +307,14 @@ bounded_during() {
 	"$@"
 	echo "$(($(stat_of sync_bounded) - b)) $(($(task_field $hog throttles) - t))"
 }
+# And it holds its writeback back while such an fsync runs (sync_hold_ms):
+# ext4's fsync entry and exit and every bio queued, traced with the
+# stick's fsyncs below, tell which of them had the hog queue writeback on
+# the stick while they ran. Switched on before the hog starts, so no code
+# it runs is patched under it.
+stick_dev=$(tr : , < /sys/block/vdb/dev)
+sync_events="ext4/ext4_sync_file_enter ext4/ext4_sync_file_exit block/block_bio_queue"
+for e in $sync_events; do echo 1 > $TR/events/$e/enable; done
 setsid $PWT_W /stick/hog 3000 -t 60 > /dev/null &
 hog=$!
 sleep 10
@@ -322,7 +330,18 @@ set -- $(bounded_during fsync_loop /stick 3)
 same=$1 same_thr=$2
 echo 0 > $TR/tracing_on
 trace_events 0 pwt_throttle
+for e in $sync_events; do echo 0 > $TR/events/$e/enable; done
 grep ' pwt_throttle: ' $TR/trace > /tmp/sync.trace
+# Other processes' fsyncs on the stick, and how many of them saw the hog
+# queue a bio there between their entry and exit. (Without the comm
+# record, a line starts "<...>-PID"; a bio's line reads "MAJ,MIN RWBS".)
+set -- $(awk -v hog=$hog -v dev="$stick_dev" '
+	{ pid = $1; sub(/.*-/, "", pid) }
+	/ ext4_sync_file_enter: / && index($0, "dev " dev " ") && pid != hog { open[pid] = 1; n++; next }
+	/ ext4_sync_file_exit: / && (pid in open) { seen += hit[pid]; delete open[pid]; delete hit[pid]; next }
+	/ block_bio_queue: / && pid == hog && index($0, "block_bio_queue: " dev " W") { for (p in open) hit[p] = 1 }
+	END { print n + 0, seen + 0 }' $TR/trace)
+fsyncs=$1 fsyncs_hog_io=$2 sync_lost=$(trace_overrun)
 # Bounds of those events within sync_inflight_ms of the bandwidth (or the
 # smallest bound, four 16-page chunks), and over it.
 small=$(awk -v ms="$sync_ms" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
@@ -348,9 +367,17 @@ kill $hog 2> /dev/null
 wait $hog
 rm -f /stick/hog
 sync
-log "sync: forced writebacks under $sync_ms ms / all of the hog's: alone $alone/$alone_thr, fsyncs on the fast disk $other/$other_thr, on the stick $same/$same_thr ($small of $(wc -l < /tmp/sync.trace) traced within $sync_ms ms), 2 s after $after/$after_thr, its own fsyncs $own/$own_thr ($own_w MiB written)"
+log "sync: forced writebacks under $sync_ms ms / all of the hog's: alone $alone/$alone_thr, fsyncs on the fast disk $other/$other_thr, on the stick $same/$same_thr ($small of $(wc -l < /tmp/sync.trace) traced within $sync_ms ms; $fsyncs_hog_io of its $fsyncs fsyncs saw the hog queue writeback), 2 s after $after/$after_thr, its own fsyncs $own/$own_thr ($own_w MiB written)"
 expect sync_stick_bounded "fsyncs on the stick: $same forced writebacks of $same_thr under $sync_ms ms, $small events traced within it; want > 0 each" \
 	[ "$same" -gt 0 -a "$small" -gt 0 ]
+# A quarter: the first fsync of the loop, and one that enters while the hog
+# is queueing, may see its writeback; before sync_hold_ms nearly all did.
+if [ "$sync_lost" -gt 0 ]; then
+	skip sync_stick_held "$sync_lost trace events lost"
+else
+	expect sync_stick_held "fsyncs on the stick with the hog's writeback queued while they ran: $fsyncs_hog_io of $fsyncs, want > 0 fsyncs and at most a quarter" \
+		[ "$fsyncs" -gt 0 -a "$fsyncs_hog_io" -le $((fsyncs / 4)) ]
+fi
 expect sync_alone_not_bounded "the hog alone: $alone of $alone_thr forced writebacks under $sync_ms ms, want 0 of > 0" \
 	[ "$alone" = 0 -a "$alone_thr" -gt 0 ]
 expect sync_other_disk_not_bounded "fsyncs on the fast disk: $other of $other_thr under $sync_ms ms, want 0 of > 0" \

@@ -69,7 +69,7 @@ t_fuzz() {
 		    "$PARAMS/max_tasks:0:65537" "$PARAMS/ratelimit_pages:0:65537" \
 		    "$PARAMS/write_chunk_pages:15:65537" "$PARAMS/max_pause_ms:0:10001" \
 		    "$PARAMS/group_by:-1:3" "$PARAMS/inflight_ms:0:10001" \
-		    "$PARAMS/sync_inflight_ms:-1:10001"; do
+		    "$PARAMS/sync_inflight_ms:-1:10001" "$PARAMS/sync_hold_ms:-1:10001"; do
 		f=${knob%%:*}
 		lo=${knob#*:}
 		hi=${lo#*:}
@@ -86,9 +86,10 @@ t_fuzz() {
 		expect "fuzz_$p" "accepted or wrong error/old value lost for:$bad" [ -z "$bad" ]
 		log "fuzz $f: $n values tried"
 	done
-	expect fuzz_values_intact "knobs back at 500 4096 32 512 200 1 100 25" [ "$(cat $SYSCTL $PARAMS/max_tasks \
+	expect fuzz_values_intact "knobs back at 500 4096 32 512 200 1 100 25 100" [ "$(cat $SYSCTL $PARAMS/max_tasks \
 		$PARAMS/ratelimit_pages $PARAMS/write_chunk_pages $PARAMS/max_pause_ms \
-		$PARAMS/group_by $PARAMS/inflight_ms $PARAMS/sync_inflight_ms | tr '\n' ' ')" = "500 4096 32 512 200 1 100 25 " ]
+		$PARAMS/group_by $PARAMS/inflight_ms $PARAMS/sync_inflight_ms $PARAMS/sync_hold_ms |
+		tr '\n' ' ')" = "500 4096 32 512 200 1 100 25 100 " ]
 
 	# debugfs: no way in for writing, and the files still read right after.
 	bad=''
@@ -116,7 +117,7 @@ t_fuzz() {
 	tmark fuzz-insmod
 	bad=''
 	for p in dirty_ratio_centisecs max_tasks ratelimit_pages write_chunk_pages max_pause_ms \
-		 group_by inflight_ms sync_inflight_ms; do
+		 group_by inflight_ms sync_inflight_ms sync_hold_ms; do
 		for v in "$p=-1" "$p=abc" "$p=" "$p" "$p=99999999999999999999" "$p=$long1"; do
 			if load "$v" 2>/dev/null; then
 				bad="$bad $(echo "$v" | cut -c1-30)"
