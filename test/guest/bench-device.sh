@@ -4,7 +4,8 @@
 #   stock         the stock kernel
 #   pwthrottle    the module loaded (pwthrottle_N: with inflight_ms=N;
 #                 pwthrottle_syncN: sync_inflight_ms=N, and sync0 keeps
-#                 inflight_ms whoever fsyncs, as before that knob)
+#                 inflight_ms whoever fsyncs, as before that knob;
+#                 pwthrottle_holdN: sync_hold_ms=N, hold0 as before it)
 #   dirty_bytes   stock with vm.dirty_bytes=32 MiB, dirty_background_bytes
 #                 16 MiB: the usual advice against the USB-stick stall
 #   strict_limit  stock with the hog's bdi strict_limit=1 (6.2+; skipped
@@ -31,9 +32,9 @@
 #     (cpu: a busy loop on one vCPU, no I/O; direct: an O_DIRECT hog on
 #     the fast disk; stock only, the controls)
 #   FSYNC series=S mode=M case=C hog=none|disk secs=X
-#   HOG series=S mode=M case=C hog=direct|drop|fast|stick|disk phase=alone|loops|fsyncs disk_mibps=X
-#     (fsyncs: while the fsyncs run, one disk only; loops: the loops and
-#     the fsyncs)
+#   HOG series=S mode=M case=C hog=direct|drop|fast|stick|disk phase=alone|loops|loopsonly|fsyncs disk_mibps=X
+#     (loopsonly, fsyncs: while the loops, the fsyncs run, one disk only;
+#     loops: the loops and the fsyncs)
 #     [kswapd_pages=N: pages kswapd reclaimed while the loops ran]
 #     [cpu_all=V cpu_hog=V cpu_kworker=V cpu_kswapd=V: the vCPUs (of 2)
 #     busy while the loops ran, and those the hog, the kernel's workers
@@ -74,6 +75,7 @@ fi
 mode_on() {
 	case $1 in
 	pwthrottle) need_load ;;
+	pwthrottle_hold*) need_load sync_hold_ms=${1#pwthrottle_hold} ;;
 	pwthrottle_sync*) need_load sync_inflight_ms=${1#pwthrottle_sync} ;;
 	pwthrottle_*) need_load inflight_ms=${1#pwthrottle_} ;;
 	dirty_bytes)
@@ -129,9 +131,11 @@ with_hog() {
 	say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=alone disk_mibps=$(rate $((d1 - d0)) $(secs_between $t0 $t1))"
 	loops "$mode" "$name"
 	if one_disk; then
-		# The hog's rate while the fsyncs run too: what a smaller bound
-		# while others fsync (sync_inflight_ms) costs it.
+		# The hog's rate over the loops alone, and while the fsyncs run:
+		# what a smaller bound while others fsync (sync_inflight_ms) and
+		# the hold after each (sync_hold_ms) cost it.
 		df=$(disk_bytes $dev); tf=$(now)
+		say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=loopsonly disk_mibps=$(rate $((df - d1)) $(secs_between $t1 $tf))"
 		fsyncs "$mode" "$name"
 		say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=fsyncs disk_mibps=$(rate $(($(disk_bytes $dev) - df)) $(secs_between $tf $(now)))"
 	fi
