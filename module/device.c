@@ -262,7 +262,8 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 			held = true;
 			us = min_t(u64, jiffies_to_usecs(hold),
 				   ktime_us_delta(hold_end, now));
-			us = clamp_t(u64, us, PWT_MIN_SLEEP_US, PWT_MAX_SLEEP_US);
+			us = clamp_t(u64, us, PWT_MIN_SLEEP_US,
+				     PWT_MAX_SLEEP_US);
 		}
 		us = min_t(u64, us, left_us);
 		sleep = ns_to_ktime(us * NSEC_PER_USEC);
