@@ -330,18 +330,21 @@ set -- $(bounded_during fsync_loop /stick 3)
 same=$1 same_thr=$2
 echo 0 > $TR/tracing_on
 trace_events 0 pwt_throttle
-for e in $sync_events; do echo 0 > $TR/events/$e/enable; done
 grep ' pwt_throttle: ' $TR/trace > /tmp/sync.trace
-# Other processes' fsyncs on the stick, and how many of them saw the hog
-# queue a bio there between their entry and exit. (Without the comm
-# record, a line starts "<...>-PID"; a bio's line reads "MAJ,MIN RWBS".)
-set -- $(awk -v hog=$hog -v dev="$stick_dev" '
-	{ pid = $1; sub(/.*-/, "", pid) }
-	/ ext4_sync_file_enter: / && index($0, "dev " dev " ") && pid != hog { open[pid] = 1; n++; next }
-	/ ext4_sync_file_exit: / && (pid in open) { seen += hit[pid]; delete open[pid]; delete hit[pid]; next }
-	/ block_bio_queue: / && pid == hog && index($0, "block_bio_queue: " dev " W") { for (p in open) hit[p] = 1 }
-	END { print n + 0, seen + 0 }' $TR/trace)
-fsyncs=$1 fsyncs_hog_io=$2 sync_lost=$(trace_overrun)
+# fsyncs_seen: other processes' fsyncs on the stick in the trace, how
+# many of them saw the hog queue a bio there between their entry and exit,
+# and the events lost. (Without the comm record, a line starts
+# "<...>-PID"; a bio's line reads "MAJ,MIN RWBS".)
+fsyncs_seen() {
+	awk -v hog=$hog -v dev="$stick_dev" -v lost="$(trace_overrun)" '
+		{ pid = $1; sub(/.*-/, "", pid) }
+		/ ext4_sync_file_enter: / && index($0, "dev " dev " ") && pid != hog { open[pid] = 1; n++; next }
+		/ ext4_sync_file_exit: / && (pid in open) { seen += hit[pid]; delete open[pid]; delete hit[pid]; next }
+		/ block_bio_queue: / && pid == hog && index($0, "block_bio_queue: " dev " W") { for (p in open) hit[p] = 1 }
+		END { print n + 0, seen + 0, lost }' $TR/trace
+}
+set -- $(fsyncs_seen)
+fsyncs=$1 fsyncs_hog_io=$2 sync_lost=$3
 # Bounds of those events within sync_inflight_ms of the bandwidth (or the
 # smallest bound, four 16-page chunks), and over it.
 small=$(awk -v ms="$sync_ms" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
@@ -349,6 +352,19 @@ small=$(awk -v ms="$sync_ms" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); 
 sleep 2
 set -- $(bounded_during sleep 3)
 after=$1 after_thr=$2
+# The same fsyncs without the hold (sync_hold_ms=0, put back after): a
+# hog that queues a round every few ms meets most of them. A round it was
+# already queueing when an fsync entered still meets that one with it.
+hold_ms=$(cat $PARAMS/sync_hold_ms)
+echo 0 > $PARAMS/sync_hold_ms
+trace_reset
+echo 1 > $TR/tracing_on
+fsync_loop /stick 3
+echo 0 > $TR/tracing_on
+echo "$hold_ms" > $PARAMS/sync_hold_ms
+for e in $sync_events; do echo 0 > $TR/events/$e/enable; done
+set -- $(fsyncs_seen)
+fsyncs0=$1 fsyncs0_hog_io=$2 sync_lost=$((sync_lost + $3))
 kill $hog 2> /dev/null
 wait $hog
 rm -f /stick/hog
@@ -367,16 +383,19 @@ kill $hog 2> /dev/null
 wait $hog
 rm -f /stick/hog
 sync
-log "sync: forced writebacks under $sync_ms ms / all of the hog's: alone $alone/$alone_thr, fsyncs on the fast disk $other/$other_thr, on the stick $same/$same_thr ($small of $(wc -l < /tmp/sync.trace) traced within $sync_ms ms; $fsyncs_hog_io of its $fsyncs fsyncs saw the hog queue writeback), 2 s after $after/$after_thr, its own fsyncs $own/$own_thr ($own_w MiB written)"
+log "sync: forced writebacks under $sync_ms ms / all of the hog's: alone $alone/$alone_thr, fsyncs on the fast disk $other/$other_thr, on the stick $same/$same_thr ($small of $(wc -l < /tmp/sync.trace) traced within $sync_ms ms; $fsyncs_hog_io of its $fsyncs fsyncs saw the hog queue writeback, $fsyncs0_hog_io of $fsyncs0 without the hold), 2 s after $after/$after_thr, its own fsyncs $own/$own_thr ($own_w MiB written)"
 expect sync_stick_bounded "fsyncs on the stick: $same forced writebacks of $same_thr under $sync_ms ms, $small events traced within it; want > 0 each" \
 	[ "$same" -gt 0 -a "$small" -gt 0 ]
-# A quarter: the first fsync of the loop, and one that enters while the hog
-# is queueing, may see its writeback; before sync_hold_ms nearly all did.
+# Half the share without the hold, at most: the first fsync of the loop,
+# and those that enter while the hog is queueing a round (6 and 7 of 23
+# on trixie's 6.12 and -rt, 0 of 11 on 7.3), still see its writeback.
 if [ "$sync_lost" -gt 0 ]; then
 	skip sync_stick_held "$sync_lost trace events lost"
+elif [ "$fsyncs0_hog_io" -lt 4 ]; then
+	skip sync_stick_held "without the hold only $fsyncs0_hog_io of $fsyncs0 fsyncs saw the hog's writeback"
 else
-	expect sync_stick_held "fsyncs on the stick with the hog's writeback queued while they ran: $fsyncs_hog_io of $fsyncs, want > 0 fsyncs and at most a quarter" \
-		[ "$fsyncs" -gt 0 -a "$fsyncs_hog_io" -le $((fsyncs / 4)) ]
+	expect sync_stick_held "fsyncs on the stick with the hog's writeback queued while they ran: $fsyncs_hog_io of $fsyncs, without the hold $fsyncs0_hog_io of $fsyncs0; want > 0 fsyncs and at most half the share" \
+		[ "$fsyncs" -gt 0 -a $((2 * fsyncs_hog_io * fsyncs0)) -le $((fsyncs0_hog_io * fsyncs)) ]
 fi
 expect sync_alone_not_bounded "the hog alone: $alone of $alone_thr forced writebacks under $sync_ms ms, want 0 of > 0" \
 	[ "$alone" = 0 -a "$alone_thr" -gt 0 ]
