@@ -296,13 +296,14 @@ u64 pwt_bound_ms(u64 inflight_ms, u64 sync_ms, unsigned long seen,
 		 unsigned long now, unsigned long hz);
 
 /*
- * Ticks an over-dirtier still holds its writeback back, @hold_ms
- * (sync_hold_ms) from @seen, when another process last entered an fsync on
- * its device (jiffies | 1; 0: none yet); 0 once that is past, or with
- * @hold_ms 0. Queued after the fsync's own page, the hog's writeback
- * would be ahead of the journal writes the fsync waits for next.
+ * Ticks left of @ms from @seen, when another process last entered an fsync
+ * on the over-dirtier's device (jiffies | 1; 0: none yet); 0 once that is
+ * past, or with @ms 0. pwt_bound_ms() keeps the smaller bound while a
+ * second (PWT_SYNC_RECENT_MS) is left; the over-dirtier holds its
+ * writeback back while sync_hold_ms is: queued after the fsync's own page,
+ * it would be ahead of the journal writes the fsync waits for next.
  */
-unsigned long pwt_sync_hold_ticks(u64 hold_ms, unsigned long seen,
+unsigned long pwt_sync_ticks_left(u64 ms, unsigned long seen,
 				  unsigned long now, unsigned long hz);
 
 /*

@@ -54,7 +54,7 @@
  * when a process last called it on a regular file there. An over-dirtier
  * of that device then keeps sync_inflight_ms in flight instead of
  * inflight_ms for a second (pwt_bound_ms()), and queues nothing until
- * sync_hold_ms after the call (pwt_sync_hold_ticks(), pwt_wait_device()):
+ * sync_hold_ms after the call (pwt_sync_ticks_left(), pwt_wait_device()):
  * the fsync and its journal commit wait for what it has queued. A call is
  * the fsync's start, not its end (a probe on the return would have to
  * sit on each filesystem's ->fsync()), so the hold is a time, about an
@@ -168,7 +168,7 @@ u64 pwt_inode_bound_ms(struct inode *inode, bool *fsync_waits)
 /* Ticks to hold writeback back for another process's fsync (sync_hold_ms). */
 static unsigned long pwt_inode_sync_hold(struct inode *inode)
 {
-	return pwt_sync_hold_ticks(READ_ONCE(pwt_sync_hold_ms.val),
+	return pwt_sync_ticks_left(READ_ONCE(pwt_sync_hold_ms.val),
 				   pwt_others_sync_seen(inode), jiffies, HZ);
 }
 
@@ -225,7 +225,7 @@ enum pwt_wait_end pwt_wait_device(struct inode *inode, u64 future,
 	u64 window_ms = READ_ONCE(pwt_ratio_centisecs) * 10;
 	u64 inflight_ms = pwt_inode_bound_ms(inode, NULL);
 	u64 max_chunk = READ_ONCE(pwt_write_chunk_pages.val);
-	unsigned long hold = 0;
+	unsigned long hold;
 	struct pwt_global g;
 	bool over = true, held = false;
 	ktime_t sleep, now;

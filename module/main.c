@@ -289,10 +289,9 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		.range_start	= 0,
 		.range_end	= LLONG_MAX,
 	};
-	ktime_t deadline = ktime_add_ms(ktime_get(),
-					READ_ONCE(pwt_max_pause_ms.val));
-	u64 t0 = ktime_get_ns();
-	ktime_t hold_end;
+	ktime_t t0 = ktime_get();
+	ktime_t deadline = ktime_add_ms(t0, READ_ONCE(pwt_max_pause_ms.val));
+	ktime_t hold_end = 0;
 	enum pwt_wait_end end;
 	struct pwt_dev d;
 	long queued, written = 0;
@@ -305,10 +304,9 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 	/* Busy entries are never evicted (pwt_task_idle()). */
 	WRITE_ONCE(t->busy, true);
 	/* Within max_pause_ms: a hold that ran out of it would queue nothing. */
-	hold_end = fsync_waits ?
-		   ktime_add_ms(ktime_get(), READ_ONCE(pwt_sync_hold_ms.val)) : 0;
-	if (ktime_after(hold_end, deadline))
-		hold_end = deadline;
+	if (fsync_waits)
+		hold_end = min(ktime_add_ms(t0, READ_ONCE(pwt_sync_hold_ms.val)),
+			       deadline);
 	end = pwt_wait_device(mapping->host, future, deadline, hold_end, &d,
 			      &limit);
 	/*
@@ -349,7 +347,7 @@ static void pwt_force_writeback(struct pwt_task *t, struct address_space *mappin
 		t->kept_up_run = 0;
 	}
 	WRITE_ONCE(t->busy, false);
-	held = ktime_get_ns() - t0;
+	held = ktime_to_ns(ktime_sub(ktime_get(), t0));
 
 	/*
 	 * Out of time (max_pause_ms) with the device still full, and @hog,

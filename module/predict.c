@@ -215,31 +215,25 @@ bool pwt_kept_up(u16 *run, const struct pwt_dev *d, u64 written, bool absorbed)
 u64 pwt_bound_ms(u64 inflight_ms, u64 sync_ms, unsigned long seen,
 		 unsigned long now, unsigned long hz)
 {
-	unsigned long ago = now - seen;
-
-	if (!sync_ms || !seen || sync_ms >= inflight_ms)
-		return inflight_ms;
-	/* @seen just ahead of @now: an fsync on another CPU since @now was read. */
-	if (ago > ULONG_MAX_HALF)
-		return sync_ms;
-	if (ago >= pwt_ms_to_ticks(PWT_SYNC_RECENT_MS, hz))
+	if (!sync_ms || sync_ms >= inflight_ms ||
+	    !pwt_sync_ticks_left(PWT_SYNC_RECENT_MS, seen, now, hz))
 		return inflight_ms;
 	return sync_ms;
 }
 
-unsigned long pwt_sync_hold_ticks(u64 hold_ms, unsigned long seen,
-				  unsigned long now, unsigned long hz)
+unsigned long pwt_sync_ticks_left(u64 ms, unsigned long seen, unsigned long now,
+				  unsigned long hz)
 {
 	unsigned long ago = now - seen;
-	unsigned long hold;
+	unsigned long ticks;
 
-	if (!hold_ms || !seen)
+	if (!ms || !seen)
 		return 0;
-	hold = pwt_ms_to_ticks(hold_ms, hz);
+	ticks = pwt_ms_to_ticks(ms, hz);
 	/* @seen just ahead of @now: an fsync on another CPU since @now was read. */
 	if (ago > ULONG_MAX_HALF)
-		return hold;
-	return ago >= hold ? 0 : hold - ago;
+		return ticks;
+	return ago >= ticks ? 0 : ticks - ago;
 }
 
 u64 pwt_drain_us(const struct pwt_dev *d, u64 excess, u64 min_us, u64 max_us)

@@ -742,28 +742,28 @@ static void sync_hold_for_the_rest_of_hold_ms(void)
 {
 	unsigned long now = 100000, ticks = 100 * HZ / 1000;
 
-	CHECK(pwt_sync_hold_ticks(100, 0, now, HZ) == 0, "no fsync seen yet (0)");
-	CHECK(pwt_sync_hold_ticks(100, now, now, HZ) == ticks, "an fsync this tick: all of it");
-	CHECK(pwt_sync_hold_ticks(100, now - 10, now, HZ) == ticks - 10, "10 ticks ago: the rest");
-	CHECK(pwt_sync_hold_ticks(100, now - ticks + 1, now, HZ) == 1, "a tick left");
-	CHECK(pwt_sync_hold_ticks(100, now - ticks, now, HZ) == 0, "100 ms ago: over");
-	CHECK(pwt_sync_hold_ticks(100, now - 100 * HZ, now, HZ) == 0, "long ago");
-	CHECK(pwt_sync_hold_ticks(0, now, now, HZ) == 0, "sync_hold_ms=0 is off");
+	CHECK(pwt_sync_ticks_left(100, 0, now, HZ) == 0, "no fsync seen yet (0)");
+	CHECK(pwt_sync_ticks_left(100, now, now, HZ) == ticks, "an fsync this tick: all of it");
+	CHECK(pwt_sync_ticks_left(100, now - 10, now, HZ) == ticks - 10, "10 ticks ago: the rest");
+	CHECK(pwt_sync_ticks_left(100, now - ticks + 1, now, HZ) == 1, "a tick left");
+	CHECK(pwt_sync_ticks_left(100, now - ticks, now, HZ) == 0, "100 ms ago: over");
+	CHECK(pwt_sync_ticks_left(100, now - 100 * HZ, now, HZ) == 0, "long ago");
+	CHECK(pwt_sync_ticks_left(0, now, now, HZ) == 0, "sync_hold_ms=0 is off");
 	/* Less than a tick is still a tick: rounded up, never 0. */
-	CHECK(pwt_sync_hold_ticks(1, now, now, HZ) == 1, "1 ms: one tick");
-	CHECK(pwt_sync_hold_ticks(10000, now, now, HZ) == 10 * HZ, "the largest knob");
+	CHECK(pwt_sync_ticks_left(1, now, now, HZ) == 1, "1 ms: one tick");
+	CHECK(pwt_sync_ticks_left(10000, now, now, HZ) == 10 * HZ, "the largest knob");
 	/* An fsync on another CPU after this one read the clock. */
-	CHECK(pwt_sync_hold_ticks(100, now + 1, now, HZ) == ticks, "seen a tick ahead of now");
+	CHECK(pwt_sync_ticks_left(100, now + 1, now, HZ) == ticks, "seen a tick ahead of now");
 	/* jiffies wraps: 5 minutes after boot on Linux (INITIAL_JIFFIES). */
-	CHECK(pwt_sync_hold_ticks(100, ULONG_MAX - 4, 0, HZ) == ticks - 5,
+	CHECK(pwt_sync_ticks_left(100, ULONG_MAX - 4, 0, HZ) == ticks - 5,
 	      "across the wrap, 5 ticks");
-	CHECK(pwt_sync_hold_ticks(100, ULONG_MAX - HZ, HZ, HZ) == 0,
+	CHECK(pwt_sync_ticks_left(100, ULONG_MAX - HZ, HZ, HZ) == 0,
 	      "across the wrap, two seconds");
 	/* HZ=100 and HZ=1000: 100 ms is 10 and 100 ticks. */
-	CHECK(pwt_sync_hold_ticks(100, now - 9, now, 100) == 1 &&
-	      pwt_sync_hold_ticks(100, now - 10, now, 100) == 0, "HZ=100");
-	CHECK(pwt_sync_hold_ticks(100, now - 99, now, 1000) == 1 &&
-	      pwt_sync_hold_ticks(100, now - 100, now, 1000) == 0, "HZ=1000");
+	CHECK(pwt_sync_ticks_left(100, now - 9, now, 100) == 1 &&
+	      pwt_sync_ticks_left(100, now - 10, now, 100) == 0, "HZ=100");
+	CHECK(pwt_sync_ticks_left(100, now - 99, now, 1000) == 1 &&
+	      pwt_sync_ticks_left(100, now - 100, now, 1000) == 0, "HZ=1000");
 }
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
