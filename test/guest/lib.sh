@@ -183,6 +183,48 @@ trace_events() {
 # stat_of KEY: a value from debugfs stats.
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' "$DBG/stats"; }
 
+# dev_kept_up DEV: "1 MS" if DEV's root writeback keeps up by pwthrottle's
+# rule (pwt_decide_dev(), include/pwt_predict.h), "0 MS" if not, MS its
+# backlog (dirty + under writeback there) in ms of its measured bandwidth.
+# Keeps up: bandwidth measured (not the kernel's starting 100 MB/s), under
+# PWT_CONGESTED_MS (1 s) of it waiting, and either the system's dirty +
+# writeback under the freerun ceiling (halfway from the background to the
+# dirty threshold) or the backlog written within PWT_FAST_DRAIN_MS (200
+# ms). While it does, pwthrottle holds no writer there, by design: a
+# stress whose writers never outran the device never reached it.
+dev_kept_up() {
+	# /proc/vmstat counts 4 KiB pages (x86-64), debugfs kB.
+	awk '
+	FILENAME == "/proc/vmstat" {
+		if ($1 == "nr_dirty" || $1 == "nr_writeback") sys += $2 * 4
+		next
+	}
+	{ v[$1] = $2 }
+	END {
+		bw = v["BdiWriteBandwidth:"]
+		ms = bw ? (v["BdiReclaimable:"] + v["BdiWriteback:"]) * 1000 / bw : 0
+		freerun = (v["DirtyThresh:"] + v["BackgroundThresh:"]) / 2
+		up = bw && bw != 102400 && ms <= 1000 && (sys <= freerun || ms <= 200)
+		printf "%d %d\n", up, ms
+	}' /proc/vmstat "/sys/kernel/debug/bdi/$(cat /sys/block/$1/dev)/stats"
+}
+# sample_kept_up DEV FILE: dev_kept_up DEV into FILE every 200 ms, until
+# killed (run it in the background).
+sample_kept_up() {
+	: > "$2"
+	while :; do
+		dev_kept_up "$1" >> "$2"
+		usleep 200000
+	done
+}
+# always_kept_up FILE: true if every sample in FILE kept up; prints the
+# samples and the largest backlog in ms, for the log.
+always_kept_up() {
+	awk '{ n++; if ($1 != 1) bad++; if ($2 > m) m = $2 }
+		END { printf "%d samples, %d not keeping up, backlog at most %d ms\n", n, bad, m
+		exit !(n > 0 && bad == 0) }' "$1"
+}
+
 # slab_active: active objects of pwthrottle's task entry cache, empty if
 # merged away (boot with slub_nomerge to give it a line of its own).
 slab_active() { awk '$1 == "pwt_task" { print $2 }' /proc/slabinfo; }

@@ -7,7 +7,7 @@
 . /pwt/lib.sh
 
 nofs_load() {
-	local name=$1 t0 pids='' w s bad='' thr0 sk0 m fut sampler
+	local name=$1 t0 pids='' w s bad='' thr0 sk0 m fut sampler kept
 	tmark "$name"
 	# A 16 MiB dirty limit: most writers are predicted over and write
 	# back from inside the filesystem's write path, which is the point.
@@ -37,18 +37,21 @@ nofs_load() {
 		sleep 1
 	done > /tmp/nofs.future &
 	sampler=$!
+	sample_kept_up vda /tmp/nofs.kept &
+	kept=$!
 	for w in $pids; do
 		wait_max "$w" 240
 		s=$?
 		[ $s = 0 ] || bad="$bad $w:$s"
 	done
-	kill $sampler
-	wait $sampler
+	kill $sampler $kept
+	wait $sampler $kept
 	vm_dirty_restore
 	fut=$(sort -n /tmp/nofs.future | tail -1)
 	for m in a b c d e f; do log "$name $m: $(cat /tmp/nofs.$m)"; done
 	log "$name: $(secs_since "$t0") s, throttles $thr0 -> $(stat_of throttles)," \
-		"skipped $(stat_of skipped), calls $(stat_of calls), largest future_pages $fut"
+		"skipped $(stat_of skipped), calls $(stat_of calls), largest future_pages $fut;" \
+		"vda: $(always_kept_up /tmp/nofs.kept)"
 	expect "${name}_writers" "all six writers exit 0 within 240 s (failed:$bad)" [ -z "$bad" ]
 	# ext4 data=journal: write() journals the data, it dirties no page, so
 	# neither pwthrottle nor the stock throttle sees it; what the mmap
@@ -59,10 +62,16 @@ nofs_load() {
 	# a prediction reaches the 16 MiB limit (4096 pages): a CPU too slow
 	# for that (the debug kernel's btrfs: 2392 pages at most) is a skip
 	# there; on a stock kernel no prediction that large is a hook that
-	# did not see the pages, a failure.
+	# did not see the pages, a failure. Unless the writers never outran
+	# vda (dev_kept_up in every sample): 7.3 with data=journal, its
+	# writers CPU-bound under TCG, measured vda at 90-117 MB/s, and its
+	# 12-17 MiB dirty and under writeback were written within 200 ms: the
+	# kernel paced the writers, as designed, and pwthrottle held no one
+	# (nofs_ext4 alone: 3 boots of 3).
 	if [ "$(stat_of throttles)" = "$thr0" ] && { { debug_kernel && [ "${fut:-0}" -lt 4096 ]; } ||
-	   { [ "$name" = nofs_ext4_journal ] && [ "$(stat_of skipped)" -gt "$sk0" ]; }; }; then
-		skip "${name}_throttled" "no prediction reached the limit, or no page pwthrottle could write back ($(stat_of calls) calls, largest future_pages $fut of 4096, skipped $sk0 -> $(stat_of skipped))"
+	   { [ "$name" = nofs_ext4_journal ] && [ "$(stat_of skipped)" -gt "$sk0" ]; } ||
+	   always_kept_up /tmp/nofs.kept > /dev/null; }; then
+		skip "${name}_throttled" "no prediction reached the limit, no page pwthrottle could write back, or vda kept up ($(stat_of calls) calls, largest future_pages $fut of 4096, skipped $sk0 -> $(stat_of skipped); vda: $(always_kept_up /tmp/nofs.kept))"
 	else
 		expect "${name}_throttled" "pwthrottle throttled writers here (largest future_pages $fut)" \
 			[ "$(stat_of throttles)" -gt "$thr0" ]

@@ -6,7 +6,7 @@
 . /pwt/lib.sh
 
 t_uring() {
-	local up e0 e1 samples=0 insub=0 st sub wrk mb slow busy
+	local up ups='' lost='' e0 e1 samples=0 insub=0 st sub wrk mb slow busy attempt
 	# The submitter must write faster than its device drains, or pwthrottle
 	# rightly leaves it alone: after nofs_xfs the kernel measured vda at
 	# 61 MB/s against its 37 MB/s, and neither it nor its io-wq workers
@@ -25,28 +25,41 @@ t_uring() {
 	# context, which nofs_xfs left measured at 61 MB/s.
 	echo $((16 << 20)) > /proc/sys/vm/dirty_bytes
 	need_load write_chunk_pages=16
-	start_in_cgroup $slow $PWT_W /mnt/uring-busy 96 > /dev/null 2>&1
-	busy=$!
-	start_in_cgroup $slow $PWT_W /mnt/uring 4 > /dev/null 2>&1
-	wait $!
-	sleep 4
-	e0=$(stat_of async_eagain)
 	mb=$(big 96 320)
-	start_in_cgroup $slow "$T/pwt-uring" /mnt/uring "$mb" -q 8 > /tmp/uring.out 2>&1
-	up=$!
 	: > /tmp/uring.tasks
-	# io-wq workers exit when idle, and their entries with them: sample.
-	while alive $up; do
-		awk -v p=$up -F'\t' '$2 == p' $DBG/tasks >> /tmp/uring.tasks
-		samples=$((samples + 1))
-		grep -q pwthrottle /proc/$up/task/$up/stack 2>/dev/null && insub=$((insub + 1))
-		usleep 50000
+	# Whether that one decision is a hold is the busy writer's timing
+	# under TCG: it was not in 1 of 10 make checks (7.3, async_eagain
+	# 0 -> 0, the workers throttled), and in 1 of 2 runs after nofs_ext4.
+	# So up to three runs, until one is; every other check holds over all
+	# of them.
+	for attempt in 1 2 3; do
+		start_in_cgroup $slow $PWT_W /mnt/uring-busy 96 > /dev/null 2>&1
+		busy=$!
+		start_in_cgroup $slow $PWT_W /mnt/uring 4 > /dev/null 2>&1
+		wait $!
+		sleep 4
+		e0=$(stat_of async_eagain)
+		start_in_cgroup $slow "$T/pwt-uring" /mnt/uring "$mb" -q 8 > /tmp/uring.out 2>&1
+		up=$!
+		ups="$ups $up"
+		# io-wq workers exit when idle, and their entries with them: sample.
+		while alive $up; do
+			awk -v p=$up -F'\t' '$2 == p' $DBG/tasks >> /tmp/uring.tasks
+			samples=$((samples + 1))
+			grep -q pwthrottle /proc/$up/task/$up/stack 2>/dev/null && insub=$((insub + 1))
+			usleep 50000
+		done
+		wait $up
+		st=$?
+		kill $busy 2> /dev/null
+		wait $busy
+		rm -f /mnt/uring-busy
+		e1=$(stat_of async_eagain)
+		[ $st != 0 ] || [ "$e1" -gt "$e0" ] || [ $attempt = 3 ] && break
+		drop_caches
+		"$T/pwt-pattern" -v /mnt/uring 1 $((mb << 20)) > /dev/null 2>&1 || lost="$lost $attempt"
+		log "uring: attempt $attempt: no BDP_ASYNC decision was a hold ($e0 -> $e1); once more"
 	done
-	wait $up
-	st=$?
-	kill $busy 2> /dev/null
-	wait $busy
-	rm -f /mnt/uring-busy
 	cgroup_unthrottle $slow
 	rmdir $slow
 	if [ $st = 3 ]; then
@@ -54,9 +67,9 @@ t_uring() {
 		unload
 		return
 	fi
-	e1=$(stat_of async_eagain)
 	# Columns: pid tgid comm future_pages rate_kbps over throttles ...
-	sub=$(awk -v p=$up -F'\t' '$1 == p { if ($7 > m) m = $7 } END { print m + 0 }' /tmp/uring.tasks)
+	sub=$(awk -v p="$ups" -F'\t' 'BEGIN { split(p, a, " "); for (i in a) s[a[i]] = 1 }
+		$1 in s { if ($7 > m[$1]) m[$1] = $7 } END { for (q in m) t += m[q]; print t + 0 }' /tmp/uring.tasks)
 	wrk=$(awk -F'\t' '$3 ~ /^iou-wrk/ { if ($7 > m[$1]) m[$1] = $7 }
 		END { for (p in m) s += m[p]; print s + 0 }' /tmp/uring.tasks)
 	log "uring: $(cat /tmp/uring.out); async_eagain $e0 -> $e1; submitter throttles $sub;" \
@@ -68,8 +81,8 @@ t_uring() {
 	expect uring_workers_throttled "io-wq workers throttled ($wrk)" [ "$wrk" -gt 0 ]
 	unload
 	drop_caches
-	expect uring_data "the file reads back its pattern" \
-		"$T/pwt-pattern" -v /mnt/uring 1 $((mb << 20))
+	"$T/pwt-pattern" -v /mnt/uring 1 $((mb << 20)) > /dev/null 2>&1 || lost="$lost $attempt"
+	expect uring_data "the file reads back its pattern (bad after attempt:$lost)" [ -z "$lost" ]
 	rm -f /mnt/uring
 	expect uring_dmesg_clean "no WARNING/BUG/Oops" tclean uring
 }
