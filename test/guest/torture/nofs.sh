@@ -63,7 +63,7 @@ nofs_load() {
 	# for that (the debug kernel's btrfs: 2392 pages at most) is a skip
 	# there; on a stock kernel no prediction that large is a hook that
 	# did not see the pages, a failure. Unless the writers never outran
-	# vda (dev_kept_up in every sample): 7.3 with data=journal, its
+	# vda (dev_kept_up in every measured sample): 7.3 with data=journal, its
 	# writers CPU-bound under TCG, measured vda at 90-117 MB/s, and its
 	# 12-17 MiB dirty and under writeback were written within 200 ms: the
 	# kernel paced the writers, as designed, and pwthrottle held no one
