@@ -62,15 +62,19 @@ nofs_load() {
 	# a prediction reaches the 16 MiB limit (4096 pages): a CPU too slow
 	# for that (the debug kernel's btrfs: 2392 pages at most) is a skip
 	# there; on a stock kernel no prediction that large is a hook that
-	# did not see the pages, a failure. Unless the writers never outran
-	# vda (dev_kept_up in every measured sample): 7.3 with data=journal, its
-	# writers CPU-bound under TCG, measured vda at 90-117 MB/s, and its
-	# 12-17 MiB dirty and under writeback were written within 200 ms: the
-	# kernel paced the writers, as designed, and pwthrottle held no one
-	# (nofs_ext4 alone: 3 boots of 3).
+	# did not see the pages, a failure. Unless the hook saw such a
+	# prediction but the writers never outran vda (dev_kept_up in every
+	# measured sample): 7.3 with data=journal, its writers CPU-bound
+	# under TCG, measured vda at 90-117 MB/s, and its 12-17 MiB dirty and
+	# under writeback were written within 200 ms: the kernel paced the
+	# writers, as designed, and pwthrottle held no one (nofs_ext4 alone:
+	# 3 boots of 3). Not btrfs: it writes back through a bdi of its own,
+	# whose backlog vda's counters do not show (6.1: at most 4 ms in every
+	# sample while its writers were held 27 times).
 	if [ "$(stat_of throttles)" = "$thr0" ] && { { debug_kernel && [ "${fut:-0}" -lt 4096 ]; } ||
 	   { [ "$name" = nofs_ext4_journal ] && [ "$(stat_of skipped)" -gt "$sk0" ]; } ||
-	   always_kept_up /tmp/nofs.kept > /dev/null; }; then
+	   { [ "$name" != nofs_btrfs ] && [ "${fut:-0}" -ge 4096 ] &&
+	     always_kept_up /tmp/nofs.kept > /dev/null; }; }; then
 		skip "${name}_throttled" "no prediction reached the limit, no page pwthrottle could write back, or vda kept up ($(stat_of calls) calls, largest future_pages $fut of 4096, skipped $sk0 -> $(stat_of skipped); vda: $(always_kept_up /tmp/nofs.kept))"
 	else
 		expect "${name}_throttled" "pwthrottle throttled writers here (largest future_pages $fut)" \
