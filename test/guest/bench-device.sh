@@ -115,14 +115,30 @@ fsyncs() {	# MODE HOG: 20 x (4 KiB write + fsync), an editor's saves
 	rm -rf /mnt/fs
 }
 
+# hog_start FILE [OPTION...]: a hog writing FILE (pwt-writer's OPTIONs) as a
+# job of its own; $HOG is its pid. hog_stop FILE: it ends, FILE is gone and
+# what it left dirty is on disk.
+hog_start() {
+	local file=$1
+	shift
+	setsid /bin/pwt-writer "$file" 100000 -t 600 "$@" > /dev/null 2>&1 &
+	HOG=$!
+}
+hog_stop() {
+	kill $HOG
+	wait $HOG 2> /dev/null
+	rm -f "$1"
+	sync
+}
+
 # with_hog MODE NAME DEV FILE [OPTION...]: a hog writing FILE on DEV (with
 # pwt-writer's OPTIONs), as a job of its own; its disk rate alone and while
 # the loop (and, with one disk, the fsyncs) run beside it.
 with_hog() {
 	local mode=$1 name=$2 dev=$3 file=$4 hog d0 d1 d2 t0 t1 t2 c1 h1 w1 s1 dt df tf
 	shift 4
-	setsid /bin/pwt-writer "$file" 100000 -t 600 "$@" > /dev/null 2>&1 &
-	hog=$!
+	hog_start "$file" "$@"
+	hog=$HOG
 	sleep $WARMUP
 	d0=$(disk_bytes $dev); t0=$(now)
 	sleep $ALONE
@@ -143,10 +159,7 @@ with_hog() {
 	say "HOG series=$SERIES mode=$mode case=$TAG hog=$name phase=loops disk_mibps=$(rate $((d2 - d1)) $dt) kswapd_pages=$(($(kswapd_pages) - k1))" \
 		"cpu_all=$(vcpus $(($(cpu_ticks) - c1)) $dt) cpu_hog=$(vcpus $(($(cpu_ticks $hog) - h1)) $dt)" \
 		"cpu_kworker=$(vcpus $(($(cpu_ticks kworker) - w1)) $dt) cpu_kswapd=$(vcpus $(($(cpu_ticks kswapd) - s1)) $dt)"
-	kill $hog
-	wait $hog 2> /dev/null
-	rm -f "$file"
-	sync
+	hog_stop "$file"
 }
 
 # fastab: the fast disk's lone hog only, stock and pwthrottle alternated
@@ -155,17 +168,13 @@ if [ "$CASE" = fastab ]; then
 	for round in 1 2 3; do
 		for mode in stock pwthrottle; do
 			mode_on $mode vda
-			setsid /bin/pwt-writer /mnt/hog 100000 -t 600 > /dev/null 2>&1 &
-			hog=$!
+			hog_start /mnt/hog
 			sleep $WARMUP
 			d0=$(disk_bytes vda); t0=$(now)
 			sleep $ALONE
 			d1=$(disk_bytes vda); t1=$(now)
 			say "HOG series=$SERIES mode=$mode case=fastab hog=fast phase=alone round=$round disk_mibps=$(rate $((d1 - d0)) $(secs_between $t0 $t1))"
-			kill $hog
-			wait $hog 2> /dev/null
-			rm -f /mnt/hog
-			sync
+			hog_stop /mnt/hog
 			mode_off $mode vda
 		done
 	done
@@ -182,15 +191,10 @@ fi
 # first paid it (the one-disk loop ratio at 20 MiB/s, 1.16-2.21x so
 # against 0.9-1.1x after stock).
 warm_up_hog() {
-	local hog
-	setsid /bin/pwt-writer "$1" 100000 -t 600 > /dev/null 2>&1 &
-	hog=$!
+	hog_start "$1"
 	sleep 2
 	ten_writes > /dev/null
-	kill $hog
-	wait $hog 2> /dev/null
-	rm -f "$1"
-	sync
+	hog_stop "$1"
 }
 
 warm_up

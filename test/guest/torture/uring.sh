@@ -29,9 +29,9 @@ t_uring() {
 	: > /tmp/uring.tasks
 	# Whether that one decision is a hold is the busy writer's timing
 	# under TCG: it was not in 1 of 10 make checks (7.3, async_eagain
-	# 0 -> 0, the workers throttled), and in 1 of 2 runs after nofs_ext4.
-	# So up to three runs, until one is; every other check holds over all
-	# of them.
+	# 0 -> 0, the workers throttled), and in the one ad-hoc run after
+	# nofs_ext4. So up to three runs, until one is; every other check
+	# holds over all of them.
 	for attempt in 1 2 3; do
 		start_in_cgroup $slow $PWT_W /mnt/uring-busy 96 > /dev/null 2>&1
 		busy=$!
