@@ -29,23 +29,23 @@ light_beside() {
 	rm -f /mnt/light
 }
 
-# light_not_reheld NAME may|must CMD...: CMD as its own job, a writer we
+# light_not_reheld NAME CMD...: CMD as its own job, a writer we
 # leave to the stock throttle that fills the dirty budget; a 10 MB writer
 # beside it is over by the memory rule, as others filled memory. pwthrottle
 # may make it write back its own pages, at most once per chunk it dirtied:
 # not held again every few pages while the device drains a backlog not its
 # own (beside a loop device's worker it took 11 s for its 10 MB, stock
 # 1-2 s, 6.12). Holds are read from the trace: between two, the writer
-# dirtied a chunk at least (PWT_MIN_CHUNK, 16 pages). "must": fewer than
-# two holds fails (the premise is CMD's to make); "may": skipped.
+# dirtied a chunk at least (PWT_MIN_CHUNK, 16 pages). Fewer than two
+# holds fails: the premise is CMD's to make.
 # The events go on before the hog starts and off after it ended:
 # switching them patches the module's text, and a CPU running through
 # the site meanwhile can trip over a stale int3 under QEMU's
 # multi-threaded TCG (an oops in observe.sh's run on 7.3, where pwtop
 # attached under a hog; vm-run, tcg-single).
 light_not_reheld() {
-	local name=$1 premise=$2 hog light bufkb lost held nheld ndeadline nshort first
-	shift 2
+	local name=$1 hog light bufkb lost held nheld ndeadline nshort first
+	shift
 	bufkb=$(cut -d' ' -f1 $TR/buffer_size_kb)
 	echo 8192 > $TR/buffer_size_kb	# the hog's events too, per CPU
 	# The light writer's events in the order it made them: preempted by
@@ -86,8 +86,6 @@ light_not_reheld() {
 		sed 's/ comm=[^ ]*//; s/^/# /'
 	if [ "$lost" != 0 ]; then
 		skip "$name"_light_not_reheld "$lost trace events lost: holds not counted"
-	elif [ "$nheld" -lt 2 ] && [ "$premise" = may ]; then
-		skip "$name"_light_not_reheld "light writer held $nheld times: no two holds to compare"
 	else
 		expect "$name"_light_not_reheld "light writer held $nheld times (want 2 or more), $nshort of them after less than a chunk" \
 			[ "$nheld" -ge 2 -a "$nshort" = 0 ]
@@ -203,14 +201,14 @@ if losetup /dev/loop0 /mnt/loop.img 2>/dev/null && mke2fs -q /dev/loop0 > /dev/n
 	expect loop_kthreads_pass "no kernel thread tracked (seen: ${kth:-none})" [ -z "$kth" ]
 	# The loop device completes writes into the image's page cache, so to
 	# pwthrottle it is a device that keeps up: the hog above it is not
-	# held back, and the worker below, left to the stock throttle, fills
-	# the budget with the image's pages. When it has filled it (not in
-	# every run: the stock throttle holds it near its setpoint), a light
-	# writer is over by the memory rule (light_not_reheld, above; the
-	# check that fails when pwthrottle re-holds it is the real-time
-	# writer's, below, whose premise is sure). README: use a direct-I/O
-	# loop device (losetup --direct-io=on).
-	light_not_reheld loop may $PWT_W /mnt2/hog 300 -t 15
+	# held back, and the worker below, left to the stock throttle, may
+	# fill the budget with the image's pages, making a light writer over
+	# by the memory rule. Whether it does depends on the run (the stock
+	# throttle holds it near its setpoint: a light writer beside it was
+	# held twice in 2 of 40 runs of make check), so the check that such a
+	# writer is not re-held is the real-time writer's, below, whose
+	# premise is sure.
+	# README: use a direct-I/O loop device (losetup --direct-io=on).
 	rm -f /mnt/light
 	umount /mnt2
 	losetup -d /dev/loop0
@@ -239,7 +237,7 @@ sync
 # (domain_dirty_limits()), so, on this slow disk, it keeps the dirty pages
 # above the threshold everyone else has: a light writer beside it is over
 # by the memory rule from its first pages.
-light_not_reheld rt must $PWT_W /mnt/rt 1000 -F -t 15
+light_not_reheld rt $PWT_W /mnt/rt 1000 -F -t 15
 rm -f /mnt/rt
 sync
 
