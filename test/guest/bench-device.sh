@@ -186,7 +186,7 @@ fi
 # warm_up_hog FILE: one loop untimed beside a stock hog writing FILE.
 # The boot's first loop beside a hog was slow whichever mode ran first
 # (0.55-1.02 s against 0.36-0.68 s for the next two, 2026-12-06: dd twice
-# as long on a CPU, never asleep in a throttle; bench/results/README.md),
+# as long on a CPU, never asleep in a throttle; bench/results/analysis.md),
 # work the guest does once per boot, not the mode's: a mode that ran
 # first paid it (the one-disk loop ratio at 20 MiB/s, 1.16-2.21x so
 # against 0.9-1.1x after stock).
