@@ -203,10 +203,15 @@ least=$(sed -n '17,$p' /tmp/stick.q | sort -n | head -1)
 drained_kb=$((bw_kbps / 10 + 1024))
 after=$(awk -v lo=$drained_kb 'd { if ($1 > m) m = $1 } NR > 1 && $1 <= lo { d = 1 } END { print d ? m + 0 : "never drained" }' /tmp/stick.q)
 log "stick, a second copy: dirty + writeback (kB) every 0.5 s: $(tr '\n' ' ' < /tmp/stick.q)"
-expect stick_backlog_drains "dirty + writeback on the stick 8-16 s into a new copy, least of 16 samples: ${least:-none} kB <= $bw_kbps kB (1 s of it)" \
-	[ "${least:-$((bw_kbps + 1))}" -le "$bw_kbps" ]
 # A copy the stick keeps up with (a debug kernel's, as above) is let go
-# as kept up, and queues freely again: that is no backlog of a hog.
+# as kept up, and queues freely again: that is no backlog of a hog (the
+# debug kernel's stick at 10.3 MB/s kept 11.6 MB, 2026-12-07).
+if debug_kernel && ! outran_stick; then
+	skip stick_backlog_drains "the stick wrote $bw_kbps kBps, under 95% of its $STICK_KBPS: the copy did not outrun it (least of 16 samples: ${least:-none} kB)"
+else
+	expect stick_backlog_drains "dirty + writeback on the stick 8-16 s into a new copy, least of 16 samples: ${least:-none} kB <= $bw_kbps kB (1 s of it)" \
+		[ "${least:-$((bw_kbps + 1))}" -le "$bw_kbps" ]
+fi
 if debug_kernel && ! outran_stick; then
 	skip stick_stays_drained "the stick wrote $bw_kbps kBps, under 95% of its $STICK_KBPS: the copy did not outrun it (most after draining: $after kB)"
 else
@@ -331,20 +336,29 @@ same=$1 same_thr=$2
 echo 0 > $TR/tracing_on
 trace_events 0 pwt_throttle
 grep ' pwt_throttle: ' $TR/trace > /tmp/sync.trace
-# fsyncs_seen: other processes' fsyncs on the stick in the trace, how
-# many of them saw the hog queue a bio there between their entry and exit,
-# and the events lost. (Without the comm record, a line starts
-# "<...>-PID"; a bio's line reads "MAJ,MIN RWBS".)
+# fsyncs_seen WINDOW: other processes' fsyncs on the stick in the trace,
+# how many of them saw the hog queue a bio there after their entry, within
+# WINDOW seconds of it and before their exit, the events lost, and how
+# many outlasted WINDOW. (Without the comm record, a line starts
+# "<...>-PID"; a bio's line reads "MAJ,MIN RWBS"; the time is the field
+# that ends in a colon.) The hold is a time from the fsync's entry, not
+# its end (pwthrottle sees no exit): on the debug kernel fsyncs on the
+# stick outlasted it, and the whole fsync counted read 4 of 11 with the
+# hold and without.
 fsyncs_seen() {
-	awk -v hog=$hog -v dev="$stick_dev" -v lost="$(trace_overrun)" '
-		{ pid = $1; sub(/.*-/, "", pid) }
-		/ ext4_sync_file_enter: / && index($0, "dev " dev " ") && pid != hog { open[pid] = 1; n++; next }
-		/ ext4_sync_file_exit: / && (pid in open) { seen += hit[pid]; delete open[pid]; delete hit[pid]; next }
-		/ block_bio_queue: / && pid == hog && index($0, "block_bio_queue: " dev " W") { for (p in open) hit[p] = 1 }
-		END { print n + 0, seen + 0, lost }' $TR/trace
+	awk -v hog=$hog -v dev="$stick_dev" -v win="$1" -v lost="$(trace_overrun)" '
+		{ pid = $1; sub(/.*-/, "", pid); t = 0
+		  for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { t = substr($i, 1, length($i) - 1); break } }
+		/ ext4_sync_file_enter: / && index($0, "dev " dev " ") && pid != hog { open[pid] = t; n++; next }
+		/ ext4_sync_file_exit: / && (pid in open) { seen += hit[pid]; long += t - open[pid] > win; delete open[pid]; delete hit[pid]; next }
+		/ block_bio_queue: / && pid == hog && index($0, "block_bio_queue: " dev " W") { for (p in open) if (t - open[p] <= win) hit[p] = 1 }
+		END { print n + 0, seen + 0, lost, long + 0 }' $TR/trace
 }
-set -- $(fsyncs_seen)
-fsyncs=$1 fsyncs_hog_io=$2 sync_lost=$3
+# Both passes count within the hold's time (sync_hold_ms, put back after).
+hold_ms=$(cat $PARAMS/sync_hold_ms)
+hold_s=$(awk -v ms="$hold_ms" 'BEGIN { print ms / 1000 }')
+set -- $(fsyncs_seen $hold_s)
+fsyncs=$1 fsyncs_hog_io=$2 sync_lost=$3 fsyncs_long=$4
 # Bounds of those events within sync_inflight_ms of the bandwidth (or the
 # smallest bound, four 16-page chunks), and over it.
 small=$(awk -v ms="$sync_ms" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
@@ -352,10 +366,9 @@ small=$(awk -v ms="$sync_ms" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); 
 sleep 2
 set -- $(bounded_during sleep 3)
 after=$1 after_thr=$2
-# The same fsyncs without the hold (sync_hold_ms=0, put back after): a
-# hog that queues a round every few ms meets most of them. A round it was
-# already queueing when an fsync entered still meets that one with it.
-hold_ms=$(cat $PARAMS/sync_hold_ms)
+# The same fsyncs without the hold (sync_hold_ms=0): a hog that queues a
+# round every few ms meets most of them. A round it was already queueing
+# when an fsync entered still meets that one with it.
 echo 0 > $PARAMS/sync_hold_ms
 trace_reset
 echo 1 > $TR/tracing_on
@@ -363,7 +376,7 @@ fsync_loop /stick 3
 echo 0 > $TR/tracing_on
 echo "$hold_ms" > $PARAMS/sync_hold_ms
 for e in $sync_events; do echo 0 > $TR/events/$e/enable; done
-set -- $(fsyncs_seen)
+set -- $(fsyncs_seen $hold_s)
 fsyncs0=$1 fsyncs0_hog_io=$2 sync_lost=$((sync_lost + $3))
 kill $hog 2> /dev/null
 wait $hog
@@ -383,18 +396,19 @@ kill $hog 2> /dev/null
 wait $hog
 rm -f /stick/hog
 sync
-log "sync: forced writebacks under $sync_ms ms / all of the hog's: alone $alone/$alone_thr, fsyncs on the fast disk $other/$other_thr, on the stick $same/$same_thr ($small of $(wc -l < /tmp/sync.trace) traced within $sync_ms ms; $fsyncs_hog_io of its $fsyncs fsyncs saw the hog queue writeback, $fsyncs0_hog_io of $fsyncs0 without the hold), 2 s after $after/$after_thr, its own fsyncs $own/$own_thr ($own_w MiB written)"
+log "sync: forced writebacks under $sync_ms ms / all of the hog's: alone $alone/$alone_thr, fsyncs on the fast disk $other/$other_thr, on the stick $same/$same_thr ($small of $(wc -l < /tmp/sync.trace) traced within $sync_ms ms; $fsyncs_hog_io of its $fsyncs fsyncs saw the hog queue writeback within $hold_ms ms of their entry, $fsyncs_long of them longer, $fsyncs0_hog_io of $fsyncs0 without the hold), 2 s after $after/$after_thr, its own fsyncs $own/$own_thr ($own_w MiB written)"
 expect sync_stick_bounded "fsyncs on the stick: $same forced writebacks of $same_thr under $sync_ms ms, $small events traced within it; want > 0 each" \
 	[ "$same" -gt 0 -a "$small" -gt 0 ]
 # Half the share without the hold, at most: the first fsync of the loop,
 # and those that enter while the hog is queueing a round (6 and 7 of 23
-# on trixie's 6.12 and -rt, 0 of 11 on 7.3), still see its writeback.
+# on trixie's 6.12 and -rt, 0 of 11 on 7.3, counted over whole fsyncs),
+# still see its writeback.
 if [ "$sync_lost" -gt 0 ]; then
 	skip sync_stick_held "$sync_lost trace events lost"
 elif [ "$fsyncs0_hog_io" -lt 4 ]; then
 	skip sync_stick_held "without the hold only $fsyncs0_hog_io of $fsyncs0 fsyncs saw the hog's writeback"
 else
-	expect sync_stick_held "fsyncs on the stick with the hog's writeback queued while they ran: $fsyncs_hog_io of $fsyncs, without the hold $fsyncs0_hog_io of $fsyncs0; want > 0 fsyncs and at most half the share" \
+	expect sync_stick_held "fsyncs on the stick with the hog's writeback queued in their first $hold_ms ms: $fsyncs_hog_io of $fsyncs, without the hold $fsyncs0_hog_io of $fsyncs0; want > 0 fsyncs and at most half the share" \
 		[ "$fsyncs" -gt 0 -a $((2 * fsyncs_hog_io * fsyncs0)) -le $((fsyncs0_hog_io * fsyncs)) ]
 fi
 expect sync_alone_not_bounded "the hog alone: $alone of $alone_thr forced writebacks under $sync_ms ms, want 0 of > 0" \

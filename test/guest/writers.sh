@@ -37,7 +37,8 @@ light_beside() {
 # own (beside a loop device's worker it took 11 s for its 10 MB, stock
 # 1-2 s, 6.12). Holds are read from the trace: between two, the writer
 # dirtied a chunk at least (PWT_MIN_CHUNK, 16 pages). Fewer than two
-# holds fails: the premise is CMD's to make.
+# holds fails: the premise is CMD's to make (but for the debug kernel,
+# where no writer outruns the disk by much).
 # The events go on before the hog starts and off after it ended:
 # switching them patches the module's text, and a CPU running through
 # the site meanwhile can trip over a stale int3 under QEMU's
@@ -86,6 +87,11 @@ light_not_reheld() {
 		sed 's/ comm=[^ ]*//; s/^/# /'
 	if [ "$lost" != 0 ]; then
 		skip "$name"_light_not_reheld "$lost trace events lost: holds not counted"
+	elif debug_kernel && [ "$nheld" -lt 2 ]; then
+		# Its writer is CPU-bound there (14.5 MB/s on the 20 MiB/s
+		# disk, 2026-12-07): the dirty pages stayed under everyone's
+		# threshold, and the light writer was never over.
+		skip "$name"_light_not_reheld "debug kernel: light writer held $nheld times, its writer did not keep the dirty pages over the threshold"
 	else
 		expect "$name"_light_not_reheld "light writer held $nheld times (want 2 or more), $nshort of them after less than a chunk" \
 			[ "$nheld" -ge 2 -a "$nshort" = 0 ]
