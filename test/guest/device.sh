@@ -342,9 +342,9 @@ grep ' pwt_throttle: ' $TR/trace > /tmp/sync.trace
 # many outlasted WINDOW. (Without the comm record, a line starts
 # "<...>-PID"; a bio's line reads "MAJ,MIN RWBS"; the time is the field
 # that ends in a colon.) The hold is a time from the fsync's entry, not
-# its end (pwthrottle sees no exit): on the debug kernel fsyncs on the
-# stick outlasted it, and the whole fsync counted read 4 of 11 with the
-# hold and without.
+# its end (pwthrottle sees no exit), so that is the window it promises.
+# (Counted over whole fsyncs, the debug kernel once read 4 of 11 with the
+# hold and without, and 1 of 10 against 5 of 9 when rerun: not explained.)
 fsyncs_seen() {
 	awk -v hog=$hog -v dev="$stick_dev" -v win="$1" -v lost="$(trace_overrun)" '
 		{ pid = $1; sub(/.*-/, "", pid); t = 0

@@ -215,7 +215,6 @@ if losetup /dev/loop0 /mnt/loop.img 2>/dev/null && mke2fs -q /dev/loop0 > /dev/n
 	# writer is not re-held is the real-time writer's, below, whose
 	# premise is sure.
 	# README: use a direct-I/O loop device (losetup --direct-io=on).
-	rm -f /mnt/light
 	umount /mnt2
 	losetup -d /dev/loop0
 else
