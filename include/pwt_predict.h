@@ -184,6 +184,18 @@ bool pwt_hold_again(const struct pwt_global *g, const struct pwt_dev *d,
  *    and keeping them out of that is what pwthrottle is for; unless the
  *    device writes its whole backlog within PWT_FAST_DRAIN_MS, where that
  *    pacing is brief;
+ *  - a task already over is let go by the same test only where its
+ *    device writes the whole freerun budget within PWT_CONGESTED_MS:
+ *    there memory, not the device, is what the task can fill, and
+ *    holding it is only to keep dirty + writeback below the ceiling. A
+ *    copy to a fast disk caught while a journal commit stalled the disk
+ *    for a few hundred milliseconds goes free once the disk has caught
+ *    up (7.3, a 1 GiB guest: held on, it wrote back in its own context
+ *    at half its rate until pwt_kept_up() let it go, 67-81% of stock's
+ *    bandwidth in five of six rounds). On a slower device a hog held at
+ *    its rate also keeps up, but let go it would queue up to a second
+ *    of the device's writing before being caught again, which every
+ *    fsync there then waits behind: it keeps the 2005 hysteresis;
  *  - otherwise, and with the bandwidth not measured yet, the 2005 rule of
  *    pwt_decide(), with its hysteresis.
  * @window_ms is the prediction window: @future covers two of them.

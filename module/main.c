@@ -54,9 +54,13 @@
  * paces no one, above it every writer, light ones too, which is what we
  * are here to prevent; past it only if the device writes everything
  * queued on it within 200 ms, the kernel's longest pause, so that its
- * pacing is brief (pwt_decide_dev()). And a writer predicted to dirty
- * more than its congested device can write over the same two windows is
- * one at once, whatever the memory size. Other cases, and a device whose
+ * pacing is brief (pwt_decide_dev()). The same test lets an over-dirtier
+ * go where its device writes the whole freerun budget within that second:
+ * there it was caught only for memory (a copy to a fast disk whose journal
+ * commit stalled the disk), and held on it would write back in its own
+ * context, at half its rate, until it proved it kept up. And a writer
+ * predicted to dirty more than its congested device can write over the
+ * same two windows is one at once, whatever the memory size. Other cases, and a device whose
  * bandwidth the kernel has not measured yet, are the 2005 rule's.
  *
  * A predicted over-dirtier pays for what it dirties by writing back, in its

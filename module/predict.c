@@ -133,11 +133,13 @@ bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 		*over = true;
 		return g->nr_dirty != 0;
 	}
-	if (!*over && d->bw &&
-	    d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS) &&
+	if (d->bw && d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS) &&
 	    (dirty <= g->freerun ||
-	     d->backlog <= pwt_dev_pages(d, PWT_FAST_DRAIN_MS)))
+	     d->backlog <= pwt_dev_pages(d, PWT_FAST_DRAIN_MS)) &&
+	    (!*over || pwt_dev_pages(d, PWT_CONGESTED_MS) >= g->freerun)) {
+		*over = false;
 		return false;
+	}
 	return pwt_decide(g, future, over);
 }
 

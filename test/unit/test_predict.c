@@ -396,10 +396,41 @@ static void device_keeps_up_vetoes(void)
 	CHECK(pwt_decide_dev(&g, &fed, 100000, 5000, &over) && over,
 	      "above it, more than a second queued: the 2005 rule");
 	g.nr_dirty = 20000;
-	over = false;
-	/* Already over (e.g. caught before the bandwidth was known): 2005 rule. */
+	/*
+	 * Already over (caught while its disk stalled, or before the
+	 * bandwidth was known): let go once the device keeps up, where it
+	 * writes the whole freerun budget (30000 pages) within a second...
+	 */
 	over = true;
-	CHECK(pwt_decide_dev(&g, &fast, 100000, 5000, &over) && over, "over stays over");
+	CHECK(!pwt_decide_dev(&g, &fast, 100000, 5000, &over) && !over,
+	      "over, a device that outruns memory keeps up: released");
+	struct pwt_dev just = { .bw = g.freerun, .backlog = 5000 };
+
+	over = true;
+	CHECK(!pwt_decide_dev(&g, &just, 100000, 5000, &over) && !over,
+	      "over, the freerun budget in exactly a second: released");
+	/* ...not where it writes less: a hog held at its rate stays held. */
+	just.bw = g.freerun - 1;
+	over = true;
+	CHECK(pwt_decide_dev(&g, &just, 100000, 5000, &over) && over,
+	      "over, the freerun budget in more than a second: stays over");
+	struct pwt_dev held = { .bw = SLOW_BW, .backlog = 512 };
+
+	over = true;
+	CHECK(pwt_decide_dev(&g, &held, 10 * SLOW_BW, 5000, &over) && over,
+	      "over, a 20 MiB/s disk with 100 ms queued: stays over");
+	/* Nor while the device is behind: past freerun, 410 ms queued. */
+	g.nr_dirty = 30000;
+	over = true;
+	CHECK(pwt_decide_dev(&g, &disk, 1000, 5000, &over) && over,
+	      "over, past freerun with 410 ms queued: stays over");
+	/* And not with the bandwidth unknown: the 2005 hysteresis. */
+	struct pwt_dev unknown = { .bw = 0, .backlog = 21000 };
+
+	g.nr_dirty = 20000;
+	over = true;
+	CHECK(pwt_decide_dev(&g, &unknown, 100000, 5000, &over) && over,
+	      "over, bandwidth unknown: stays over");
 }
 
 /*
