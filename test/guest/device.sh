@@ -448,13 +448,19 @@ if dm_scratch fast_hog_let_go; then
 	f1=$(stat_of forced_pages)
 	sleep 5
 	forced=$(($(stat_of forced_pages) - f1))
-	# kB/s to the pages it writes in 200 ms
-	pages_200ms=$(($(bdi_bw $DM) / 4 / 5))
+	# kB/s to the pages it writes in a second and in 200 ms
+	pages_1s=$(($(bdi_bw $DM) / 4))
+	pages_200ms=$((pages_1s / 5))
+	freerun=$(stat_of freerun)
 	wait $hog
 	rm -f /mnt/go
 	dm_scratch_end fast_hog_let_go
-	log "stalled fast disk: $(cat /tmp/go.out); throttles $thr0 -> $thr1 over the stall; $forced pages forced in the 5 s after it, 200 ms of the disk $pages_200ms pages"
-	if [ "$thr1" -gt "$thr0" ]; then
+	log "stalled fast disk: $(cat /tmp/go.out); throttles $thr0 -> $thr1 over the stall; $forced pages forced in the 5 s after it, 200 ms of the disk $pages_200ms pages, freerun $freerun"
+	if [ "$pages_1s" -lt "$freerun" ]; then
+		# A disk this slow (a debug kernel's CPU-bound copy) keeps
+		# the 2005 hysteresis: pwt_decide_dev().
+		skip fast_hog_let_go "the disk writes $pages_1s pages a second, under the freerun budget ($freerun)"
+	elif [ "$thr1" -gt "$thr0" ]; then
 		expect fast_hog_let_go "pages forced in the 5 s after the stall: $forced, want fewer than the disk writes in 200 ms ($pages_200ms)" \
 			[ "$forced" -lt "$pages_200ms" ]
 	else
