@@ -60,8 +60,9 @@
  * commit stalled the disk), and held on it would write back in its own
  * context, at half its rate, until it proved it kept up. And a writer
  * predicted to dirty more than its congested device can write over the
- * same two windows is one at once, whatever the memory size. Other cases, and a device whose
- * bandwidth the kernel has not measured yet, are the 2005 rule's.
+ * same two windows is one at once, whatever the memory size. Other cases,
+ * and a device whose bandwidth the kernel has not measured yet, are the
+ * 2005 rule's.
  *
  * A predicted over-dirtier pays for what it dirties by writing back, in its
  * own context: every chunk it dirties, it starts writeback of two chunks of

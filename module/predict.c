@@ -128,15 +128,16 @@ bool pwt_decide_dev(const struct pwt_global *g, const struct pwt_dev *d,
 		    u64 future, u64 window_ms, bool *over)
 {
 	u64 dirty = sat_add(g->nr_dirty, g->nr_writeback);
+	u64 congested = pwt_dev_pages(d, PWT_CONGESTED_MS);
 
 	if (pwt_dev_hog(d, future, window_ms)) {
 		*over = true;
 		return g->nr_dirty != 0;
 	}
-	if (d->bw && d->backlog <= pwt_dev_pages(d, PWT_CONGESTED_MS) &&
+	if (d->bw && d->backlog <= congested &&
 	    (dirty <= g->freerun ||
 	     d->backlog <= pwt_dev_pages(d, PWT_FAST_DRAIN_MS)) &&
-	    (!*over || pwt_dev_pages(d, PWT_CONGESTED_MS) >= g->freerun)) {
+	    (!*over || congested >= g->freerun)) {
 		*over = false;
 		return false;
 	}
